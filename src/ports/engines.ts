@@ -1,0 +1,54 @@
+import type { AudioData } from '../media/audio.js';
+
+/** What every engine receives besides its input: never the database, never config globals. */
+export interface EngineContext {
+  /** A private scratch directory, removed by the caller after the run. */
+  tmpDir: string;
+  signal: AbortSignal;
+  /** Fraction of the work done, 0..1. Cheap to call often. */
+  onProgress(fraction: number): void;
+}
+
+/** Prosody requested from a TTS engine; every field is a multiplier around the voice's neutral (1 = unchanged). */
+export interface Prosody {
+  /** Speaking rate: 2 = twice as fast (half the duration). Pitch must not change with it. */
+  rate: number;
+  /** Base pitch multiplier (1.12 = about two semitones up). */
+  pitch: number;
+  /** Pitch range / intonation width multiplier. */
+  pitchRange: number;
+  /** Loudness multiplier applied as gain (1 = engine default). */
+  energy: number;
+}
+
+export type Gender = 'male' | 'female';
+export type AgeGroup = 'child' | 'young' | 'adult' | 'senior';
+
+/** One voice as an engine knows it; the voice library maps these to the spec's numeric records. */
+export interface EngineVoice {
+  /** Stable across releases: the numeric API voice id is derived from it, never from list order. */
+  key: string;
+  engine: string;
+  /** Spec language key: zh, en, ar, ru, es, fr, pt, de, ko, ja, zh_yue. */
+  language: string;
+  gender: Gender;
+  age: AgeGroup;
+  displayName: string;
+  /** Engine-specific voice selector (espeak voice+variant, flite voice name, piper model file ...). */
+  engineVoice: string;
+}
+
+export interface TtsRequest {
+  text: string;
+  voice: EngineVoice;
+  prosody: Prosody;
+}
+
+export interface TtsEngine {
+  readonly id: string;
+  /** True when the engine changes rate natively without changing pitch (otherwise the pipeline time-stretches). */
+  readonly nativeRate: boolean;
+  listVoices(): Promise<EngineVoice[]>;
+  /** Synthesize one sentence-sized chunk of text (the pipeline splits long text). */
+  synthesize(request: TtsRequest, ctx: EngineContext): Promise<AudioData>;
+}
