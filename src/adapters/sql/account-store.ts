@@ -1,0 +1,125 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from './schema.js';
+import type { Account, AccountStatus, AccountStore, ApiKey, LedgerEntry } from '../../ports/accounts.js';
+
+function toAccount(row: Selectable<Database['accounts']>): Account {
+  return { id: row.id, status: row.status as AccountStatus, balance: Number(row.balance), createdAt: Number(row.created_at) };
+}
+
+function toKey(row: Selectable<Database['api_keys']>): ApiKey & { hash: string } {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    hash: row.hash,
+    prefix: row.prefix,
+    enabled: Boolean(row.enabled),
+    rateLimit: row.rate_limit === null ? null : Number(row.rate_limit),
+    concurrency: row.concurrency === null ? null : Number(row.concurrency),
+    createdAt: Number(row.created_at),
+  };
+}
+
+export class SqlAccountStore implements AccountStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async createAccount(id: string, initialCredits: number): Promise<Account> {
+    const createdAt = this.now();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('accounts').values({ id, status: 'active', balance: initialCredits, created_at: createdAt }).execute();
+      if (initialCredits > 0) {
+        await trx
+          .insertInto('ledger')
+          .values({ account_id: id, task_id: null, amount: initialCredits, reason: 'initial_credits', created_at: createdAt })
+          .execute();
+      }
+    });
+    return { id, status: 'active', balance: initialCredits, createdAt };
+  }
+
+  async getAccount(id: string): Promise<Account | null> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toAccount(row) : null;
+  }
+
+  async setAccountStatus(id: string, status: AccountStatus): Promise<boolean> {
+    const res = await this.db.updateTable('accounts').set({ status }).where('id', '=', id).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  async createKey(key: Omit<ApiKey, 'createdAt'> & { hash: string }): Promise<ApiKey> {
+    const createdAt = this.now();
+    await this.db
+      .insertInto('api_keys')
+      .values({
+        id: key.id,
+        account_id: key.accountId,
+        hash: key.hash,
+        prefix: key.prefix,
+        enabled: key.enabled ? 1 : 0,
+        rate_limit: key.rateLimit,
+        concurrency: key.concurrency,
+        created_at: createdAt,
+      })
+      .execute();
+    const { hash: _hash, ...rest } = key;
+    return { ...rest, createdAt };
+  }
+
+  async findKeyByHash(hash: string): Promise<(ApiKey & { hash: string }) | null> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
+    return row ? toKey(row) : null;
+  }
+
+  async findKeyByPrefix(prefix: string): Promise<ApiKey[]> {
+    const rows = await this.db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).execute();
+    return rows.map((r) => {
+      const { hash: _hash, ...rest } = toKey(r);
+      return rest;
+    });
+  }
+
+  async setKeyEnabled(keyId: string, enabled: boolean): Promise<boolean> {
+    const res = await this.db
+      .updateTable('api_keys')
+      .set({ enabled: enabled ? 1 : 0 })
+      .where('id', '=', keyId)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  async adjustCredits(accountId: string, amount: number, reason: string): Promise<Account> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+      if (!row) throw new Error(`no account ${accountId}`);
+      const balance = Number(row.balance);
+      const next = Math.max(0, balance + amount);
+      await trx.updateTable('accounts').set({ balance: next }).where('id', '=', accountId).execute();
+      await trx
+        .insertInto('ledger')
+        .values({ account_id: accountId, task_id: null, amount: next - balance, reason, created_at: this.now() })
+        .execute();
+      return toAccount({ ...row, balance: next });
+    });
+  }
+
+  async ledger(accountId: string, limit: number): Promise<LedgerEntry[]> {
+    const rows = await this.db
+      .selectFrom('ledger')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      accountId: r.account_id,
+      taskId: r.task_id,
+      amount: Number(r.amount),
+      reason: r.reason,
+      createdAt: Number(r.created_at),
+    }));
+  }
+}

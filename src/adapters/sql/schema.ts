@@ -1,0 +1,53 @@
+import type { Generated } from 'kysely';
+
+/** Table shapes shared by the SQLite and Postgres adapters. Times are epoch milliseconds. */
+export interface Database {
+  accounts: { id: string; status: string; balance: number; created_at: number };
+  api_keys: {
+    id: string;
+    account_id: string;
+    hash: string;
+    prefix: string;
+    enabled: number;
+    rate_limit: number | null;
+    concurrency: number | null;
+    created_at: number;
+  };
+  tasks: {
+    id: string;
+    kind: string;
+    account_id: string;
+    api_key_id: string;
+    state: string;
+    params: string;
+    result: string | null;
+    error: string | null;
+    engine: string | null;
+    progress: number;
+    charged: number | null;
+    created_at: number;
+    updated_at: number;
+    started_at: number | null;
+    finished_at: number | null;
+    expires_at: number;
+  };
+  ledger: {
+    id: Generated<number>;
+    account_id: string;
+    task_id: string | null;
+    amount: number;
+    reason: string;
+    created_at: number;
+  };
+  jobs: {
+    seq: Generated<number>;
+    task_id: string;
+    kind: string;
+    state: string;
+    attempts: number;
+    worker_id: string | null;
+    lease_until: number;
+    available_at: number;
+    created_at: number;
+  };
+}

@@ -1,0 +1,33 @@
+/** Billing rules of the spec's Limits table. Pure functions; rounding exactly as the spec's examples. */
+
+/** TTS: 1 credit per 100 characters, a remainder counts as one (60 -> 1, 215 -> 3). Characters are code points. */
+export function ttsCredits(text: string): number {
+  return Math.ceil(countCharacters(text) / 100);
+}
+
+export function countCharacters(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** Separation and enhancement: seconds / 60 rounded up (61 -> 2, 119 -> 2, 121 -> 3), times the per-minute price. */
+export function billableMinutes(seconds: number): number {
+  // A few milliseconds of container padding must not add a minute: round to the millisecond first.
+  const s = Math.round(seconds * 1000) / 1000;
+  return Math.max(1, Math.ceil(s / 60));
+}
+
+export function perMinuteCredits(seconds: number, creditsPerMinute: number): number {
+  return billableMinutes(seconds) * creditsPerMinute;
+}
+
+/** Podcast audio: max(10, floor(minutes) x 10): [0,2) min -> 10, [2,3) -> 20. */
+export function podcastCredits(seconds: number): number {
+  return Math.max(10, Math.floor(seconds / 60) * 10);
+}
+
+/** What is actually taken: the balance never goes below zero (the spec's podcast rule, applied to every kind). */
+export function amountToCharge(price: number, balance: number): number {
+  return Math.max(0, Math.min(price, balance));
+}

@@ -1,0 +1,69 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError, ERRORS } from '../domain/errors.js';
+
+export interface EnvelopeBody {
+  code: number;
+  data: Record<string, unknown>;
+  message: string;
+}
+
+export function success(data: Record<string, unknown>): EnvelopeBody {
+  return { code: ERRORS.SUCCESS.code, data, message: ERRORS.SUCCESS.message };
+}
+
+export function refusal(err: AppError): EnvelopeBody {
+  return { code: err.code, data: {}, message: err.message };
+}
+
+/** Names the offending field the way clients write it: `speakers[1]`, `enhance_type.normalize`. */
+function fieldPath(instancePath: string): string {
+  return instancePath
+    .replace(/^\/+/, '')
+    .split('/')
+    .filter(Boolean)
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('');
+}
+
+function validationMessage(err: FastifyError): string {
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const parts = err.validation.map((v) => {
+      const params = v.params as { issue?: { code?: string; input?: unknown } } | undefined;
+      const missing = params?.issue?.code === 'invalid_type' && params.issue.input === undefined;
+      return `${fieldPath(v.instancePath) || 'body'}: ${missing ? 'required' : v.message}`;
+    });
+    return `Invalid parameters: ${parts.join('; ')}`;
+  }
+  return `Invalid parameters: ${err.message}`;
+}
+
+/**
+ * The only place envelopes for errors are written. Business refusals and bad input answer HTTP 200
+ * (the business result is in `code`); unknown paths 404; our own faults 500 (docs/api.md).
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
+    if (error instanceof AppError) {
+      return reply.status(error.errorName === 'SERVICE_UNAVAILABLE' ? 503 : 200).send(refusal(error));
+    }
+    if (error.validation || hasZodFastifySchemaValidationErrors(error)) {
+      return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', validationMessage(error))));
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
+      return reply.status(200).send(refusal(new AppError('PAYLOAD_TOO_LARGE')));
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      // Malformed JSON, empty body, bad content type: all the one validation code.
+      const detail = error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY'
+        ? 'body: not valid JSON'
+        : `body: ${error.message}`;
+      return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', `Invalid parameters: ${detail}`)));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send(refusal(new AppError('INTERNAL_ERROR')));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send(refusal(new AppError('NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?')[0]}`)));
+  });
+}

@@ -1,0 +1,67 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { AppError } from '../../domain/errors.js';
+import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
+import type { AuthService } from '../../services/auth.js';
+import { apiKeyOf, InFlightRequests, requireApiKey } from '../auth-hooks.js';
+import { success } from '../envelope.js';
+import { Envelope, PODCAST_LANGUAGES, VoiceListQuery } from '../schemas.js';
+
+const BASE = '/audio/api/v1/api-keys';
+const GENDER_TEXT: Record<number, string> = { 1: 'Male', 2: 'Female' };
+const AGE_TEXT: Record<number, string> = { 1: 'Child', 2: 'Young', 3: 'Adult', 4: 'Senior' };
+
+function page<T>(records: T[], q: { page: number; page_size: number }) {
+  const start = (q.page - 1) * q.page_size;
+  return { total: records.length, page: q.page, page_size: q.page_size, records: records.slice(start, start + q.page_size) };
+}
+
+function filter(voices: VoiceRecord[], q: { language?: string; gender?: number }): VoiceRecord[] {
+  return voices.filter(
+    (v) => (!q.language || q.language === 'all' || v.language === q.language) && (q.gender === undefined || v.gender === q.gender),
+  );
+}
+
+export function registerVoiceRoutes(
+  app: FastifyInstance,
+  deps: { auth: AuthService; voices: VoiceLibrary; inFlight: InFlightRequests },
+): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(`${BASE}/tts/voices`, {
+    schema: { tags: ['Text to speech'], summary: 'TTS voice library (filters: language, gender; paging)', querystring: VoiceListQuery, response: { 200: Envelope } },
+    onRequest: requireApiKey(deps.auth, deps.inFlight, 'list'),
+    handler: async (request) => success(page(filter(await deps.voices.list(), request.query), request.query)),
+  });
+  r.get(`${BASE}/podcast/voices`, {
+    schema: { tags: ['Podcast'], summary: 'Podcast voice resources (100001 without a valid key)', querystring: VoiceListQuery, response: { 200: Envelope } },
+    onRequest: async (request: FastifyRequest) => {
+      try {
+        await deps.auth.authenticate(apiKeyOf(request), 'list');
+      } catch (err) {
+        if (err instanceof AppError && err.errorName === 'INVALID_API_KEY') throw new AppError('NEED_LOGIN');
+        throw err;
+      }
+    },
+    handler: async (request) => {
+      const voices = filter(await deps.voices.list(), request.query).filter((v) =>
+        (PODCAST_LANGUAGES as readonly string[]).includes(v.language),
+      );
+      const records = voices.map((v) => ({
+        id: v.id,
+        gender: v.gender,
+        gender_text: GENDER_TEXT[v.gender] ?? '',
+        language: v.language,
+        age: v.age,
+        age_text: AGE_TEXT[v.age] ?? '',
+        emotion: v.emotion,
+        image: '',
+        audio: '',
+        voice_id: String(v.id),
+        tags: [v.language, GENDER_TEXT[v.gender] ?? '', AGE_TEXT[v.age] ?? ''].filter(Boolean),
+        name: v.name,
+        display_name: v.display_name,
+      }));
+      return success(page(records, request.query));
+    },
+  });
+}

@@ -1,0 +1,84 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../domain/errors.js';
+import type { Account, AccountStore, ApiKey } from '../ports/accounts.js';
+import type { RateLimiter } from '../ports/rate-limiter.js';
+
+export type Operation = 'create' | 'query' | 'list';
+
+export interface Caller {
+  key: ApiKey;
+  account: Account;
+  /** Effective limits: the key's own, else the server defaults. */
+  rateLimit: number;
+  concurrency: number;
+}
+
+export function hashApiKey(raw: string): string {
+  return createHash('sha256').update(raw, 'utf8').digest('hex');
+}
+
+export interface AuthDefaults {
+  rateLimit: number;
+  concurrency: number;
+}
+
+/**
+ * Checks in the spec's order: key valid (101002), rate (101003); for create operations also
+ * key enabled (101006) and account active (101005). Queries stay possible for a disabled key or a
+ * suspended account so that finished results can still be fetched (docs/api.md).
+ */
+export class AuthService {
+  constructor(
+    private readonly accounts: AccountStore,
+    private readonly limiter: RateLimiter,
+    private readonly defaults: AuthDefaults,
+  ) {}
+
+  async authenticate(rawKey: string | undefined, op: Operation): Promise<Caller> {
+    if (!rawKey) throw new AppError('INVALID_API_KEY');
+    const hash = hashApiKey(rawKey);
+    const key = await this.accounts.findKeyByHash(hash);
+    // The lookup is by hash; the constant-time comparison guards against a store that matches loosely.
+    if (!key || !timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex'))) {
+      throw new AppError('INVALID_API_KEY');
+    }
+    const account = await this.accounts.getAccount(key.accountId);
+    if (!account) throw new AppError('INVALID_API_KEY');
+    const rateLimit = key.rateLimit ?? this.defaults.rateLimit;
+    if (!(await this.limiter.consume(key.id, rateLimit))) throw new AppError('RATE_LIMITED');
+    if (op === 'create') {
+      if (!key.enabled) throw new AppError('KEY_NOT_ENABLED');
+      if (account.status !== 'active') throw new AppError('ACCOUNT_SUSPENDED');
+    }
+    const { hash: _hash, ...publicKey } = key;
+    return { key: publicKey, account, rateLimit, concurrency: key.concurrency ?? this.defaults.concurrency };
+  }
+}
+
+export interface IssuedKey {
+  apiKey: string;
+  key: ApiKey;
+  account: Account;
+}
+
+/** Issues keys: shown once, stored only as a SHA-256 hash (keys are 256-bit random, so no slow KDF is needed). */
+export async function issueApiKey(
+  accounts: AccountStore,
+  opts: { accountId?: string; credits: number; rateLimit: number | null; concurrency: number | null },
+): Promise<IssuedKey> {
+  let account = opts.accountId ? await accounts.getAccount(opts.accountId) : null;
+  if (opts.accountId && !account) throw new Error(`no account ${opts.accountId}`);
+  if (!account) account = await accounts.createAccount(`acct_${randomUUID().replace(/-/g, '')}`, opts.credits);
+  else if (opts.credits > 0) account = await accounts.adjustCredits(account.id, opts.credits, 'key_created_credits');
+  const apiKey = `sk_${randomBytes(32).toString('base64url')}`;
+  const key = await accounts.createKey({
+    id: `key_${randomUUID().replace(/-/g, '')}`,
+    accountId: account.id,
+    hash: hashApiKey(apiKey),
+    prefix: apiKey.slice(0, 11),
+    enabled: true,
+    rateLimit: opts.rateLimit,
+    concurrency: opts.concurrency,
+  });
+  return { apiKey, key, account };
+}

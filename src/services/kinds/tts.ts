@@ -1,0 +1,92 @@
+import { AppError } from '../../domain/errors.js';
+import { countCharacters, ttsCredits } from '../../domain/pricing.js';
+import { publicStatus, type TaskRecord } from '../../domain/task.js';
+import type { VoiceLibrary } from '../../ports/voices.js';
+import type { TtsCreateBody } from '../../http/schemas.js';
+import type { KindApi, PresentTools, PreparedTask } from './kind-api.js';
+
+export const EMOTION_NAMES = ['auto', 'happy', 'angry', 'sad', 'afraid', 'disgusted', 'melancholic', 'surprised', 'calm'];
+
+/** Stored with a TTS task; read by the worker's TTS handler. */
+export interface TtsParams {
+  text: string;
+  voiceId: number;
+  language: string;
+  emotion: number;
+  speed: number;
+  format: 'mp3' | 'wav';
+}
+
+/** Stored on success. */
+export interface TtsResult {
+  outputKey: string;
+  format: 'mp3' | 'wav';
+  durationSeconds: number;
+  voiceKey: string;
+  emotion: string;
+  characters: number;
+}
+
+export class TtsKindApi implements KindApi<TtsCreateBody> {
+  readonly kind = 'tts' as const;
+
+  constructor(
+    private readonly voices: VoiceLibrary,
+    private readonly opts: { maxChars: number; defaultFormat: 'mp3' | 'wav' },
+  ) {}
+
+  async prepare(body: TtsCreateBody): Promise<PreparedTask> {
+    const characters = countCharacters(body.text);
+    if (!/[\p{L}\p{N}]/u.test(body.text)) {
+      throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: text: must contain something to say');
+    }
+    if (characters > this.opts.maxChars) {
+      throw new AppError(
+        'TEXT_TOO_LONG',
+        `Text exceeds the maximum length: ${characters} characters, at most ${this.opts.maxChars}`,
+      );
+    }
+    const voice = await this.voices.find(body.voice_id);
+    if (!voice) {
+      throw new AppError('INVALID_PARAMETERS', `Invalid parameters: voice_id: no voice ${body.voice_id} (see GET /audio/api/v1/api-keys/tts/voices)`);
+    }
+    if (body.language !== 'all' && body.language !== voice.language) {
+      throw new AppError(
+        'INVALID_PARAMETERS',
+        `Invalid parameters: language: voice ${voice.id} speaks ${voice.language}, not ${body.language}`,
+      );
+    }
+    const emotionName = EMOTION_NAMES[body.emotion] ?? 'auto';
+    if (!voice.emotion.includes(emotionName)) {
+      throw new AppError('INVALID_PARAMETERS', `Invalid parameters: emotion: voice ${voice.id} does not support ${emotionName}`);
+    }
+    const params: TtsParams = {
+      text: body.text,
+      voiceId: voice.id,
+      language: voice.language,
+      emotion: body.emotion,
+      speed: body.speed,
+      format: body.format ?? this.opts.defaultFormat,
+    };
+    return { params: { ...params }, knownPrice: ttsCredits(body.text) };
+  }
+
+  async present(task: TaskRecord, tools: PresentTools): Promise<Record<string, unknown>> {
+    const status = publicStatus(task.state);
+    const data: Record<string, unknown> = { status, output: '' };
+    if (status === 'success' && task.result) {
+      const result = task.result as unknown as TtsResult;
+      data.output = tools.fileUrl(result.outputKey);
+      data.duration = result.durationSeconds;
+      data.engine = task.engine;
+      data.voice = result.voiceKey;
+      data.emotion = result.emotion;
+      data.credits = task.charged;
+    } else if (status === 'failed') {
+      data.error = task.error;
+    } else {
+      data.progress = Math.round(task.progress * 100) / 100;
+    }
+    return data;
+  }
+}
