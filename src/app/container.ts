@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { TaskKind } from '../domain/task.js';
+import { openSqlite } from '../adapters/sqlite/database.js';
+import { SqlTaskStore } from '../adapters/sql/task-store.js';
+import { SqlAccountStore } from '../adapters/sql/account-store.js';
+import { SqlJobQueue } from '../adapters/sql/queue.js';
+import { LocalBlobStore } from '../adapters/local-blob-store.js';
+import { MemoryRateLimiter } from '../adapters/memory-rate-limiter.js';
+import { createUrlSigner } from '../http/signed-url.js';
+import { resolveMediaTools } from '../media/ffmpeg.js';
+import { AuthService } from '../services/auth.js';
+import { TaskService } from '../services/tasks.js';
+import { Metrics } from '../services/metrics.js';
+import { RetentionReaper } from '../services/retention.js';
+import type { KindApi } from '../services/kinds/kind-api.js';
+import { TtsKindApi } from '../services/kinds/tts.js';
+import { JobRunner } from '../jobs/runner.js';
+import { EngineThreadPool } from '../jobs/threads/pool.js';
+import { TtsHandler } from '../jobs/handlers/tts.js';
+import type { TaskHandler } from '../jobs/handler.js';
+import { createVoiceLibrary } from '../engines/tts/setup.js';
+import { loadOrCreateSecret } from './secret.js';
+
+export type Container = Awaited<ReturnType<typeof buildContainer>>;
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** The composition root: the only place where adapters are chosen and constructed. */
+export async function buildContainer(config: Config, logger: Logger) {
+  await mkdir(config.TMP_DIR, { recursive: true });
+  const db = await openSqlite(config.DB_PATH);
+  const tasks = new SqlTaskStore(db);
+  const accounts = new SqlAccountStore(db);
+  const queue = new SqlJobQueue(db);
+  const blobs = new LocalBlobStore(config.BLOB_DIR);
+  const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
+  const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
+  const auth = new AuthService(accounts, new MemoryRateLimiter(), {
+    rateLimit: config.DEFAULT_RATE_LIMIT,
+    concurrency: config.DEFAULT_CONCURRENCY,
+  });
+  const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
+  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR });
+  const kinds = new Map<TaskKind, KindApi>([
+    ['tts', new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT }) as KindApi],
+  ]);
+  const metrics = new Metrics(queue);
+  let runner: JobRunner | null = null;
+  let pool: EngineThreadPool | null = null;
+  const taskService = new TaskService({
+    tasks,
+    queue,
+    kinds,
+    taskTtlMs: config.TASK_TTL_SECONDS * 1000,
+    fileUrl: (key) => signer.sign(key),
+  });
+  const reaper = new RetentionReaper({ tasks, blobs, logger }, config.REAPER_INTERVAL_SECONDS * 1000);
+
+  return {
+    config,
+    logger,
+    db,
+    tasks,
+    accounts,
+    queue,
+    blobs,
+    signer,
+    auth,
+    media,
+    voices,
+    metrics,
+    taskService,
+    reaper,
+    version: packageVersion(),
+    health: {
+      async check() {
+        await tasks.ping();
+        if (config.ROLE !== 'api' && !runner?.isAlive()) throw new Error('workers are not running');
+        return { database: 'ok', workers: config.ROLE === 'api' ? 'remote' : `${runner?.kinds.join(',')}` };
+      },
+    },
+    /** Worker side: engine threads and the job runner (ROLE=all|worker). */
+    async startWorkers(): Promise<JobRunner> {
+      pool = new EngineThreadPool({ threads: config.WORKER_THREADS, workerData: { modelsDir: config.MODELS_DIR } });
+      const handlers = new Map<TaskKind, TaskHandler>([['tts', new TtsHandler({ pool, blobs, ffmpeg: media.ffmpeg })]]);
+      runner = new JobRunner(
+        { queue, tasks, handlers, metrics, logger },
+        {
+          concurrency: config.WORKER_CONCURRENCY,
+          leaseMs: config.LEASE_SECONDS * 1000,
+          maxAttempts: config.MAX_ATTEMPTS,
+          pollIntervalMs: config.POLL_INTERVAL_MS,
+          tmpDir: config.TMP_DIR,
+        },
+      );
+      await runner.start();
+      return runner;
+    },
+    async close(graceMs: number): Promise<void> {
+      reaper.stop();
+      await runner?.stop(graceMs);
+      await pool?.destroy();
+      await queue.close();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import { Command, CommanderError } from 'commander';
+import { loadConfig } from '../config/config.js';
+import { openSqlite } from '../adapters/sqlite/database.js';
+import { SqlAccountStore } from '../adapters/sql/account-store.js';
+import { SqlTaskStore } from '../adapters/sql/task-store.js';
+import type { Database } from '../adapters/sql/schema.js';
+import type { Kysely } from 'kysely';
+import { registerAdminCommands, CliError } from './admin.js';
+import { registerModelCommands } from './models.js';
+
+/** Admin CLI: one JSON object on stdout per command; errors as {"error": ...} on stderr, exit 1. */
+async function main(argv: string[]): Promise<void> {
+  const config = loadConfig(process.env);
+  let db: Kysely<Database> | null = null;
+  const database = async () => (db ??= await openSqlite(config.DB_PATH));
+  const print = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
+  const program = new Command('soundry').description('Soundry admin CLI').exitOverride();
+  registerAdminCommands(program, {
+    accounts: async () => new SqlAccountStore(await database()),
+    tasks: async () => new SqlTaskStore(await database()),
+    print,
+  });
+  registerModelCommands(program, { modelsDir: config.MODELS_DIR, print });
+  try {
+    await program.parseAsync(argv);
+  } finally {
+    await (db as Kysely<Database> | null)?.destroy();
+  }
+}
+
+main(process.argv).catch((err: unknown) => {
+  if (err instanceof CommanderError) {
+    // help and version are not failures
+    process.exit(err.exitCode);
+  }
+  const message = err instanceof CliError || err instanceof Error ? err.message : String(err);
+  process.stderr.write(`${JSON.stringify({ error: message })}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,26 @@
+import type { TaskKind, TaskRecord } from '../domain/task.js';
+
+export interface JobContext {
+  task: TaskRecord;
+  attempt: number;
+  /** Private scratch directory, removed after the run whatever happens. */
+  tmpDir: string;
+  signal: AbortSignal;
+  onProgress(fraction: number): void;
+}
+
+export interface JobOutcome {
+  result: Record<string, unknown>;
+  /** Which engine made the result (every result says so). */
+  engine: string;
+  /** Full price in credits; the store caps it by the balance when charging. */
+  price: number;
+  /** Seconds of audio produced or processed, for the real-time-factor metric. */
+  audioSeconds: number;
+}
+
+/** Worker side of one task kind. Throw TaskFailure for a final, user-facing failure. */
+export interface TaskHandler {
+  readonly kind: TaskKind;
+  run(ctx: JobContext): Promise<JobOutcome>;
+}
