@@ -1,0 +1,110 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { buildContainer, type Container } from '../../src/app/container.js';
+import { buildHttpServer } from '../../src/http/server.js';
+import { issueApiKey } from '../../src/services/auth.js';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TestApp {
+  baseUrl: string;
+  config: Config;
+  container: Container;
+  dataDir: string;
+  post(path: string, body: unknown, key?: string, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
+  get(path: string, key?: string): Promise<{ status: number; json: any }>;
+  newKey(opts?: { credits?: number; rateLimit?: number; concurrency?: number; accountId?: string }): Promise<{ key: string; accountId: string; keyId: string }>;
+  /** Polls a query operation until the task leaves `waiting`. */
+  waitTask(path: string, idField: string, id: string, key: string, timeoutMs?: number): Promise<any>;
+  close(): Promise<void>;
+}
+
+/** A real server on a real port with a real SQLite file in a temp DATA_DIR. */
+export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean } = {}): Promise<TestApp> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'soundry-test-'));
+  const port = await freePort();
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'silent', POLL_INTERVAL_MS: '50', WORKER_THREADS: '1', ...env });
+  const logger = pino({ level: 'silent' });
+  const container = await buildContainer(config, logger);
+  const runner = opts.workers === false ? null : await container.startWorkers();
+  const app = await buildHttpServer({
+    auth: container.auth,
+    tasks: container.taskService,
+    voices: container.voices,
+    metrics: container.metrics,
+    health: container.health,
+    blobs: container.blobs,
+    signer: container.signer,
+    logger,
+    uploadMaxBytes: config.UPLOAD_MAX_BYTES,
+    uploadTtlSeconds: config.TASK_TTL_SECONDS,
+    tmpDir: config.TMP_DIR,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    version: container.version,
+  });
+  if (runner) app.addHook('onResponse', async () => runner.notify());
+  await app.listen({ host: '127.0.0.1', port });
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  const request = async (method: string, path: string, body: unknown, key?: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(key ? { 'api-key': key } : {}), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: any = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.status, json };
+  };
+
+  const testApp: TestApp = {
+    baseUrl,
+    config,
+    container,
+    dataDir,
+    post: (path, body, key, headers) => request('POST', path, body, key, headers),
+    get: (path, key) => request('GET', path, undefined, key),
+    async newKey(o = {}) {
+      const issued = await issueApiKey(container.accounts, {
+        credits: o.credits ?? 1000,
+        rateLimit: o.rateLimit ?? 1000,
+        concurrency: o.concurrency ?? null,
+        accountId: o.accountId,
+      });
+      return { key: issued.apiKey, accountId: issued.account.id, keyId: issued.key.id };
+    },
+    async waitTask(path, idField, id, key, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { json } = await request('POST', path, { [idField]: id }, key);
+        if (json.code !== 100000 || json.data.status !== 'waiting') return json;
+        if (Date.now() > deadline) throw new Error(`task ${id} still waiting after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async close() {
+      await app.close();
+      await container.close(5000);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return testApp;
+}

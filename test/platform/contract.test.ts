@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const API = '/audio/api/v1/api-keys';
+const TTS_CREATE = `${API}/tts/task/create`;
+const TTS_GET = `${API}/tts/task/get`;
+
+let app: TestApp;
+let voiceId: number;
+const ttsBody = (over: Record<string, unknown> = {}) => ({ voice_id: voiceId, emotion: 0, speed: 1, language: 'en', text: 'Hello there.', ...over });
+
+beforeAll(async () => {
+  // No workers: tasks stay waiting, which is what the refusal rows need.
+  app = await startTestApp({}, { workers: false });
+  const { key } = await app.newKey();
+  const voices = await app.get(`${API}/tts/voices?language=en`, key);
+  voiceId = voices.json.data.records[0].id;
+});
+afterAll(async () => app?.close());
+
+describe('envelope and error table', () => {
+  it('100000 Request Success with job_id on create', async () => {
+    const { key } = await app.newKey();
+    const res = await app.post(TTS_CREATE, ttsBody(), key);
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ code: 100000, data: { job_id: expect.any(String) }, message: 'Request Success' });
+    const q = await app.post(TTS_GET, { global_id: res.json.data.job_id }, key);
+    expect(q.json.code).toBe(100000);
+    expect(q.json.data.status).toBe('waiting');
+    expect(q.json.data.output).toBe('');
+  });
+
+  it('100001 Need Login on the podcast voice list without a valid key', async () => {
+    for (const key of [undefined, 'sk_wrong']) {
+      const res = await app.get(`${API}/podcast/voices`, key);
+      expect(res.json).toEqual({ code: 100001, data: {}, message: 'Need Login' });
+    }
+    const { key } = await app.newKey();
+    const ok = await app.get(`${API}/podcast/voices`, key);
+    expect(ok.json.code).toBe(100000);
+    expect(ok.json.data.total).toBeGreaterThan(0);
+  });
+
+  it('100100 Insufficient credit balance with empty data', async () => {
+    const { key } = await app.newKey({ credits: 0 });
+    expect((await app.post(TTS_CREATE, ttsBody(), key)).json).toEqual({ code: 100100, data: {}, message: 'Insufficient credit balance' });
+    const { key: poor } = await app.newKey({ credits: 2 });
+    // 215 characters cost 3 credits: known at create, so refused now.
+    expect((await app.post(TTS_CREATE, ttsBody({ text: 'a'.repeat(215) }), poor)).json.code).toBe(100100);
+    expect((await app.post(TTS_CREATE, ttsBody({ text: 'a'.repeat(200) }), poor)).json.code).toBe(100000);
+  });
+
+  it('101002 Invalid API key for a missing or unknown key, on create and query', async () => {
+    for (const path of [TTS_CREATE, TTS_GET, `${API}/separation/task/get`]) {
+      expect((await app.post(path, {}, undefined)).json).toEqual({ code: 101002, data: {}, message: 'Invalid API key' });
+      expect((await app.post(path, {}, 'sk_not_a_key')).json.code).toBe(101002);
+    }
+  });
+
+  it('accepts the key in the api_key header too', async () => {
+    const { key } = await app.newKey();
+    const res = await app.post(TTS_CREATE, ttsBody(), undefined, { api_key: key });
+    expect(res.json.code).toBe(100000);
+  });
+
+  it('101003 API key rate limit exceeded', async () => {
+    const { key } = await app.newKey({ rateLimit: 2 });
+    const codes = [];
+    for (let i = 0; i < 5; i++) codes.push((await app.post(TTS_GET, { global_id: 'x' }, key)).json.code);
+    expect(codes).toContain(101003);
+    expect(codes.filter((c) => c === 101003).length).toBeGreaterThanOrEqual(3);
+    const res = (await app.post(TTS_GET, { global_id: 'x' }, key)).json;
+    if (res.code === 101003) expect(res.message).toBe('API key rate limit exceeded');
+  });
+
+  it('101004 concurrent request limit: unfinished tasks per key', async () => {
+    const { key } = await app.newKey({ concurrency: 1 });
+    expect((await app.post(TTS_CREATE, ttsBody(), key)).json.code).toBe(100000);
+    expect((await app.post(TTS_CREATE, ttsBody(), key)).json).toEqual({
+      code: 101004,
+      data: {},
+      message: 'API key concurrent request limit exceeded',
+    });
+  });
+
+  it('101005 suspended account on create; its results stay readable', async () => {
+    const { key, accountId } = await app.newKey();
+    const id = (await app.post(TTS_CREATE, ttsBody(), key)).json.data.job_id;
+    await app.container.accounts.setAccountStatus(accountId, 'suspended');
+    expect((await app.post(TTS_CREATE, ttsBody(), key)).json).toEqual({
+      code: 101005,
+      data: {},
+      message: 'Your account is suspended. Status cannot be modified. Please contact the administrator',
+    });
+    expect((await app.post(TTS_GET, { global_id: id }, key)).json.code).toBe(100000);
+  });
+
+  it('101006 API key not enabled on create', async () => {
+    const { key, keyId } = await app.newKey();
+    await app.container.accounts.setKeyEnabled(keyId, false);
+    expect((await app.post(TTS_CREATE, ttsBody(), key)).json).toEqual({ code: 101006, data: {}, message: 'API key not enabled' });
+  });
+
+  it('101008 Task not found: unknown, other account, other kind, expired', async () => {
+    const a = await app.newKey();
+    const b = await app.newKey();
+    const id = (await app.post(TTS_CREATE, ttsBody(), a.key)).json.data.job_id;
+    const notFound = { code: 101008, data: {}, message: 'Task not found' };
+    expect((await app.post(TTS_GET, { global_id: 'nope' }, a.key)).json).toEqual(notFound);
+    expect((await app.post(TTS_GET, { global_id: id }, b.key)).json).toEqual(notFound);
+    expect((await app.post(`${API}/enhance/task/get`, { job_id: id }, a.key)).json).toEqual(notFound);
+    await app.container.db.updateTable('tasks').set({ expires_at: Date.now() - 1 }).where('id', '=', id).execute();
+    expect((await app.post(TTS_GET, { global_id: id }, a.key)).json).toEqual(notFound);
+  });
+});
+
+describe('Soundry decisions for what the spec leaves open', () => {
+  it('100002 for malformed JSON, naming nothing but the body', async () => {
+    const { key } = await app.newKey();
+    const res = await app.post(TTS_CREATE, '{"voice_id": ', key);
+    expect(res.status).toBe(200);
+    expect(res.json.code).toBe(100002);
+    expect(res.json.data).toEqual({});
+    expect(res.json.message).toMatch(/body/);
+  });
+
+  it('100002 names a missing field and a wrongly typed one', async () => {
+    const { key } = await app.newKey();
+    const missing = await app.post(TTS_CREATE, { ...ttsBody(), text: undefined }, key);
+    expect(missing.json.code).toBe(100002);
+    expect(missing.json.message).toMatch(/text: required/);
+    const wrong = await app.post(TTS_CREATE, ttsBody({ speed: 'fast' }), key);
+    expect(wrong.json.code).toBe(100002);
+    expect(wrong.json.message).toMatch(/speed/);
+    const range = await app.post(TTS_CREATE, ttsBody({ emotion: 9 }), key);
+    expect(range.json.message).toMatch(/emotion/);
+    const unknownVoice = await app.post(TTS_CREATE, ttsBody({ voice_id: 999999 }), key);
+    expect(unknownVoice.json.code).toBe(100002);
+    expect(unknownVoice.json.message).toMatch(/voice_id/);
+    const lang = await app.post(TTS_CREATE, ttsBody({ language: 'de' }), key);
+    expect(lang.json.message).toMatch(/language/);
+  });
+
+  it('100003 when the text is longer than TTS_MAX_CHARS', async () => {
+    const { key } = await app.newKey();
+    const res = await app.post(TTS_CREATE, ttsBody({ text: 'a'.repeat(app.config.TTS_MAX_CHARS + 1) }), key);
+    expect(res.json.code).toBe(100003);
+    expect(res.json.message).toMatch(/maximum length/);
+  });
+
+  it('101010 for capabilities not built yet, after validation', async () => {
+    const { key } = await app.newKey();
+    const res = await app.post(`${API}/separation/task/create`, { model_type: 350, inputurl: 'https://example.com/a.mp3' }, key);
+    expect(res.json).toEqual({ code: 101010, data: {}, message: 'Capability not available on this server: separation' });
+    const bad = await app.post(`${API}/separation/task/create`, { model_type: 999, inputurl: 'https://example.com/a.mp3' }, key);
+    expect(bad.json.code).toBe(100002);
+    expect(bad.json.message).toMatch(/model_type/);
+    const podcast = await app.post(`${API}/podcast/script/create`, { source_type: 4 }, key);
+    expect(podcast.json.message).toMatch(/text: required when source_type is 4/);
+  });
+
+  it('404 with an envelope for unknown paths', async () => {
+    const res = await app.post('/audio/api/v1/api-keys/nope', {});
+    expect(res.status).toBe(404);
+    expect(res.json.code).toBe(100404);
+  });
+
+  it('voice list: records in the spec shape, filters and paging', async () => {
+    const { key } = await app.newKey();
+    const all = (await app.get(`${API}/tts/voices`, key)).json.data;
+    expect(all.total).toBe(all.records.length);
+    const langs = new Set(all.records.map((v: any) => v.language));
+    for (const l of ['zh', 'en', 'ar', 'ru', 'es', 'fr', 'pt', 'de', 'ko', 'ja', 'zh_yue']) expect(langs).toContain(l);
+    for (const v of all.records) {
+      expect(v).toEqual(expect.objectContaining({ id: expect.any(Number), gender: expect.any(Number), language: expect.any(String), age: expect.any(Number), emotion: expect.any(Array), name: expect.any(String), display_name: expect.any(String) }));
+    }
+    const women = (await app.get(`${API}/tts/voices?language=en&gender=2`, key)).json.data.records;
+    expect(women.length).toBeGreaterThan(0);
+    expect(women.every((v: any) => v.language === 'en' && v.gender === 2)).toBe(true);
+    const page2 = (await app.get(`${API}/tts/voices?page=2&page_size=3`, key)).json.data;
+    expect(page2.records).toEqual(all.records.slice(3, 6));
+    expect((await app.get(`${API}/tts/voices`)).json.code).toBe(101002);
+  });
+
+  it('serves the OpenAPI document and the interactive reference', async () => {
+    const doc = await app.get('/openapi.json');
+    expect(doc.json.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.json.paths)).toContain(TTS_CREATE);
+    const ui = await fetch(`${app.baseUrl}/docs/`);
+    expect(ui.status).toBe(200);
+  });
+
+  it('create_time and ids: job ids are unique', async () => {
+    const { key } = await app.newKey();
+    const ids = new Set<string>();
+    for (let i = 0; i < 3; i++) ids.add((await app.post(TTS_CREATE, ttsBody(), key)).json.data.job_id);
+    expect(ids.size).toBe(3);
+  });
+});
