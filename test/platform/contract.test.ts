@@ -190,7 +190,7 @@ describe('Soundry decisions for what the spec leaves open', () => {
     expect(ui.status).toBe(200);
   });
 
-  it('create_time and ids: job ids are unique', async () => {
+  it('job ids are unique', async () => {
     const { key } = await app.newKey();
     const ids = new Set<string>();
     for (let i = 0; i < 3; i++) ids.add((await app.post(TTS_CREATE, ttsBody(), key)).json.data.job_id);
