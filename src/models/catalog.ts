@@ -1,0 +1,214 @@
+/**
+ * The registry of downloadable models. Every file carries the official URL, its size and a
+ * published checksum; a model whose checksum could not be found is left out rather than guessed.
+ *
+ * Piper voices: sizes and md5 digests are copied from the official piper-voices `voices.json`
+ * (the copy rhasspy embeds in rhasspy/wyoming-piper, which downloads from the same v1.0.0 tag).
+ */
+import type { AgeGroup, Gender } from '../ports/engines.js';
+
+export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad';
+
+export interface ModelFile {
+  /** Relative path inside MODELS_DIR/<model name>/. */
+  path: string;
+  /** Official download location. */
+  url: string;
+  sha256?: string;
+  md5?: string;
+  sizeBytes: number;
+}
+
+interface BaseModelEntry {
+  name: string;
+  kind: ModelKind;
+  description: string;
+  license: string;
+  files: ModelFile[];
+}
+
+/** One API voice a Piper model provides (multi-speaker models may provide several). */
+export interface PiperApiVoice {
+  /** Stable numeric API voice id, written here so it never depends on list order. */
+  apiId: number;
+  displayName: string;
+  gender: Gender;
+  age: AgeGroup;
+  /** Speaker index for multi-speaker models (the `sid` input); absent for single-speaker ones. */
+  speakerId?: number;
+  /** How the gender was decided, so a reviewer can check it. */
+  genderSource: string;
+}
+
+export interface PiperModelMeta {
+  /** Piper's own voice key, e.g. en_US-lessac-medium. */
+  key: string;
+  /** Spec language key: zh, en, ar, ru, es, fr, pt, de, ko, ja, zh_yue. */
+  language: string;
+  /** Piper locale, e.g. en_US. */
+  locale: string;
+  quality: 'x_low' | 'low' | 'medium' | 'high';
+  sampleRate: number;
+  /** espeak-ng voice from the model's .onnx.json `espeak.voice`; the installed config wins at runtime. */
+  espeakVoice: string;
+  modelFile: string;
+  configFile: string;
+  voices: PiperApiVoice[];
+}
+
+export interface TtsModelEntry extends BaseModelEntry {
+  kind: 'tts';
+  engine: 'piper';
+  piper: PiperModelMeta;
+}
+
+/** Separation, enhancement and VAD models: metadata is engine-specific and added with their engines. */
+export interface OtherModelEntry extends BaseModelEntry {
+  kind: 'separation' | 'enhance' | 'vad';
+  meta?: Record<string, unknown>;
+}
+
+export type ModelEntry = TtsModelEntry | OtherModelEntry;
+
+const PIPER_BASE = 'https://huggingface.co/rhasspy/piper-voices/resolve/v1.0.0';
+const PIPER_LICENSE =
+  'Piper voice (MIT code); the training dataset license is in the voice MODEL_CARD at rhasspy/piper-voices';
+
+interface PiperRow {
+  key: string;
+  language: string;
+  espeakVoice: string;
+  onnx: [sizeBytes: number, md5: string];
+  json: [sizeBytes: number, md5: string];
+  voices: PiperApiVoice[];
+}
+
+/** URL path segments are percent-encoded: some voice names are not ASCII (pt_PT-tugão). */
+function piperUrl(parts: string[]): string {
+  return `${PIPER_BASE}/${parts.map(encodeURIComponent).join('/')}`;
+}
+
+function piperEntry(row: PiperRow): TtsModelEntry {
+  const [locale, dataset, quality] = row.key.split('-') as [string, string, PiperModelMeta['quality']];
+  const family = locale.split('_')[0]!;
+  const dir = [family, locale, dataset, quality];
+  const modelFile = `${row.key}.onnx`;
+  const configFile = `${row.key}.onnx.json`;
+  return {
+    name: `piper-${row.key}`,
+    kind: 'tts',
+    engine: 'piper',
+    description: `Piper neural voice ${dataset} (${locale}, ${quality} quality)`,
+    license: PIPER_LICENSE,
+    files: [
+      { path: modelFile, url: piperUrl([...dir, modelFile]), sizeBytes: row.onnx[0], md5: row.onnx[1] },
+      { path: configFile, url: piperUrl([...dir, configFile]), sizeBytes: row.json[0], md5: row.json[1] },
+    ],
+    piper: {
+      key: row.key,
+      language: row.language,
+      locale,
+      quality,
+      // Piper trains x_low and low voices at 16 kHz, medium and high at 22.05 kHz.
+      sampleRate: quality === 'x_low' || quality === 'low' ? 16000 : 22050,
+      espeakVoice: row.espeakVoice,
+      modelFile,
+      configFile,
+      voices: row.voices,
+    },
+  };
+}
+
+function voice(apiId: number, displayName: string, gender: Gender, genderSource: string, speakerId?: number): PiperApiVoice {
+  return { apiId, displayName, gender, age: 'adult', genderSource, ...(speakerId === undefined ? {} : { speakerId }) };
+}
+
+// Piper covers en, de, fr, es, pt, ru, ar and zh (Mandarin) among the spec's languages; it has no
+// ko, ja or zh_yue voices. Genders come from the dataset's documented speaker or the speaker_id_map.
+const PIPER_ROWS: PiperRow[] = [
+  {
+    key: 'en_US-lessac-medium', language: 'en', espeakVoice: 'en-us',
+    onnx: [63201294, '2fc642b535197b6305c7c8f92dc8b24f'], json: [4885, 'c1f2b7bddefe113f3255ff9ef234cfd3'],
+    voices: [voice(5001, 'Lessac (US English)', 'female', 'Lessac Blizzard 2013 corpus: one female speaker')],
+  },
+  {
+    key: 'en_US-ryan-medium', language: 'en', espeakVoice: 'en-us',
+    onnx: [63201294, '8f06d3aff8ded5a7f13f907e6bec32ac'], json: [4883, 'f173a2b5202b3e4128ccc3ed8195306c'],
+    voices: [voice(5002, 'Ryan (US English)', 'male', 'male speaker in the Piper samples; male name')],
+  },
+  {
+    key: 'de_DE-thorsten-medium', language: 'de', espeakVoice: 'de',
+    onnx: [63201294, 'a129b00fb3078df43c96bab6c94535c0'], json: [4819, '843a7bd7272724f750534dd5a26d1aad'],
+    voices: [voice(5003, 'Thorsten (German)', 'male', 'Thorsten-Voice dataset: Thorsten Müller, male')],
+  },
+  {
+    key: 'de_DE-kerstin-low', language: 'de', espeakVoice: 'de',
+    onnx: [63104526, '1d5e5788cfddb04cbb34418f2841931e'], json: [4158, 'a96995af6c1c5b37ed3d62b5107e1d9a'],
+    voices: [voice(5004, 'Kerstin (German)', 'female', 'female speaker in the Piper samples; female name')],
+  },
+  {
+    key: 'fr_FR-siwis-medium', language: 'fr', espeakVoice: 'fr',
+    onnx: [63201294, '20e876e8c839e9b11a26085858f2300c'], json: [4875, 'a407e7e6901feb79c2ea2a5466076cce'],
+    voices: [voice(5005, 'Siwis (French)', 'female', 'SIWIS French corpus: one female speaker')],
+  },
+  {
+    key: 'fr_FR-gilles-low', language: 'fr', espeakVoice: 'fr',
+    onnx: [63104526, 'f984386d1f0927597f09a3ec10b11b5d'], json: [4158, '38b1775fef8b9de50f15f63c5d8b8643'],
+    voices: [voice(5006, 'Gilles (French)', 'male', 'male speaker in the Piper samples; male name')],
+  },
+  {
+    key: 'es_ES-davefx-medium', language: 'es', espeakVoice: 'es',
+    onnx: [63201294, 'dc515cd4ecc5f6f72fe14a941188fc9c'], json: [4817, 'dd157b5eaf6930bf949cf416d9a9307a'],
+    voices: [voice(5007, 'DaveFX (Spanish)', 'male', 'male speaker (David) in the Piper samples')],
+  },
+  {
+    key: 'es_ES-sharvard-medium', language: 'es', espeakVoice: 'es',
+    onnx: [76733615, '77e6f9c26e92799fb04bb90b46bf1834'], json: [4903, 'e49cab310ce362145f7d94b347c291ff'],
+    voices: [voice(5008, 'Sharvard F (Spanish)', 'female', 'speaker_id_map {"M":0,"F":1}: speaker F', 1)],
+  },
+  {
+    key: 'pt_BR-faber-medium', language: 'pt', espeakVoice: 'pt-br',
+    onnx: [63201294, 'e0724a2f07965f6523d2a1e96b488a4c'], json: [4855, 'a1258e1e113c47d9a1486a9bef1daab4'],
+    voices: [voice(5009, 'Faber (Brazilian Portuguese)', 'male', 'male speaker in the Piper samples')],
+  },
+  {
+    key: 'pt_BR-edresson-low', language: 'pt', espeakVoice: 'pt-br',
+    onnx: [63104526, '53e365c040dd07890fe1855b64c7cc58'], json: [4168, '806966b457e27c01d9b8eed2bc76a185'],
+    voices: [voice(5010, 'Edresson (Brazilian Portuguese)', 'male', 'TTS-Portuguese corpus: its author, male')],
+  },
+  {
+    key: 'ru_RU-irina-medium', language: 'ru', espeakVoice: 'ru',
+    onnx: [63201294, '21fbe77fdc68bdc35d7adb6bf4f52199'], json: [4765, 'e239bb7f22d5de4a44ec6b1cb6c06bb5'],
+    voices: [voice(5011, 'Irina (Russian)', 'female', 'female speaker in the Piper samples; female name')],
+  },
+  {
+    key: 'ru_RU-denis-medium', language: 'ru', espeakVoice: 'ru',
+    onnx: [63201294, '76c2f14e521fef3ed574f97ad492728e'], json: [4823, 'e3df5957c07647cab05cf9910ef3ede0'],
+    voices: [voice(5012, 'Denis (Russian)', 'male', 'male speaker in the Piper samples; male name')],
+  },
+  {
+    key: 'ar_JO-kareem-medium', language: 'ar', espeakVoice: 'ar',
+    onnx: [63201294, 'c0697df8a7fb180079cc5ac523f91a8e'], json: [5024, 'dd70b31eb5a395907241b1e5367ace3a'],
+    voices: [voice(5013, 'Kareem (Arabic)', 'male', 'male speaker in the Piper samples; male name')],
+  },
+  {
+    key: 'zh_CN-huayan-medium', language: 'zh', espeakVoice: 'cmn',
+    onnx: [63201294, '40cdb7930ff91b81574d5f0489e076ea'], json: [4822, '1fda3ec1d0d3a5a74064397ea8fe0af0'],
+    voices: [voice(5014, 'Huayan (Mandarin)', 'female', 'huayan corpus: one female speaker')],
+  },
+];
+
+/** The catalog; immutable data, callers pass it (or a test subset) explicitly. */
+export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze(PIPER_ROWS.map(piperEntry));
+
+export function findModel(name: string, catalog: readonly ModelEntry[] = MODEL_CATALOG): ModelEntry | undefined {
+  return catalog.find((m) => m.name === name);
+}
+
+export function piperModels(catalog: readonly ModelEntry[] = MODEL_CATALOG): TtsModelEntry[] {
+  return catalog.filter((m): m is TtsModelEntry => m.kind === 'tts' && m.engine === 'piper');
+}
+
+export function modelSizeBytes(entry: ModelEntry): number {
+  return entry.files.reduce((sum, f) => sum + f.sizeBytes, 0);
+}

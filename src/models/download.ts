@@ -1,0 +1,243 @@
+/**
+ * Model downloads: resumable (HTTP Range), verified while streaming, atomically renamed into place.
+ * A file is only ever visible under its final name once its checksum matched.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { MODEL_CATALOG, modelSizeBytes, type ModelEntry, type ModelFile, type ModelKind } from './catalog.js';
+
+export interface PullProgress {
+  model: string;
+  file: string;
+  receivedBytes: number;
+  totalBytes: number;
+}
+
+export interface PullOptions {
+  modelsDir: string;
+  fetchImpl?: typeof fetch;
+  onProgress?: (p: PullProgress) => void;
+  signal?: AbortSignal;
+}
+
+export type FileOutcome = 'skipped' | 'downloaded' | 'resumed';
+
+export interface PullResult {
+  name: string;
+  dir: string;
+  files: Array<{ path: string; outcome: FileOutcome; sizeBytes: number }>;
+}
+
+export class ChecksumMismatchError extends Error {
+  constructor(
+    readonly file: string,
+    readonly algorithm: 'sha256' | 'md5',
+    readonly expected: string,
+    readonly actual: string,
+  ) {
+    super(`checksum mismatch for ${file}: expected ${algorithm} ${expected}, got ${actual}; the download was discarded`);
+  }
+}
+
+export function modelDir(modelsDir: string, entry: Pick<ModelEntry, 'name'>): string {
+  return join(modelsDir, entry.name);
+}
+
+/** Resolves a catalog file path inside the model folder, refusing anything that could escape it. */
+export function modelFilePath(modelsDir: string, entry: Pick<ModelEntry, 'name'>, file: Pick<ModelFile, 'path'>): string {
+  const rel = normalize(file.path);
+  if (isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) throw new Error(`unsafe model file path: ${file.path}`);
+  return join(modelDir(modelsDir, entry), rel);
+}
+
+function checksumOf(file: ModelFile): { algorithm: 'sha256' | 'md5'; expected: string } {
+  // sha256 preferred when both are published; a file without any checksum is never trusted.
+  if (file.sha256) return { algorithm: 'sha256', expected: file.sha256.toLowerCase() };
+  if (file.md5) return { algorithm: 'md5', expected: file.md5.toLowerCase() };
+  throw new Error(`catalog file ${file.path} has no checksum; refusing to download it`);
+}
+
+async function sizeOf(path: string): Promise<number | null> {
+  try {
+    const s = await stat(path);
+    return s.isFile() ? s.size : null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** Feeds a file's bytes into `hash` (used to check installed files and to re-hash a part on resume). */
+async function hashInto(path: string, hash: Hash, signal?: AbortSignal): Promise<void> {
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    signal?.throwIfAborted();
+    hash.update(chunk as Buffer);
+  }
+}
+
+export async function fileDigest(path: string, algorithm: 'sha256' | 'md5', signal?: AbortSignal): Promise<string> {
+  const hash = createHash(algorithm);
+  await hashInto(path, hash, signal);
+  return hash.digest('hex');
+}
+
+async function removeIfExists(path: string): Promise<void> {
+  await unlink(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+}
+
+/** Parses the start offset of `Content-Range: bytes <start>-<end>/<total>`. */
+function contentRangeStart(header: string | null): number | null {
+  const m = header ? /^bytes\s+(\d+)-\d+\/(?:\d+|\*)$/i.exec(header.trim()) : null;
+  return m ? Number(m[1]) : null;
+}
+
+async function downloadFile(
+  entry: ModelEntry,
+  file: ModelFile,
+  dest: string,
+  opts: PullOptions,
+): Promise<FileOutcome> {
+  const { algorithm, expected } = checksumOf(file);
+  const fetchImpl = opts.fetchImpl ?? fetch;
+  const part = `${dest}.part`;
+  const report = (receivedBytes: number) =>
+    opts.onProgress?.({ model: entry.name, file: file.path, receivedBytes, totalBytes: file.sizeBytes });
+
+  let hash = createHash(algorithm);
+  let offset = (await sizeOf(part)) ?? 0;
+  if (offset > file.sizeBytes && file.sizeBytes > 0) {
+    // Longer than the real file: it cannot be a prefix of it.
+    await removeIfExists(part);
+    offset = 0;
+  }
+  if (offset > 0) await hashInto(part, hash, opts.signal);
+  if (offset > 0 && offset === file.sizeBytes) {
+    // Complete part left by a run that stopped before the rename: keep it only if it verifies.
+    if (hash.copy().digest('hex') === expected) {
+      await rename(part, dest);
+      return 'resumed';
+    }
+    await removeIfExists(part);
+    offset = 0;
+    hash = createHash(algorithm);
+  }
+
+  let resumed = false;
+  const headers: Record<string, string> = offset > 0 ? { Range: `bytes=${offset}-` } : {};
+  let res = await fetchImpl(file.url, { headers, signal: opts.signal, redirect: 'follow' });
+  if (res.status === 416 && offset > 0) {
+    // The server disagrees about the part; start over rather than guess.
+    await res.body?.cancel();
+    offset = 0;
+    hash = createHash(algorithm);
+    res = await fetchImpl(file.url, { signal: opts.signal, redirect: 'follow' });
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new Error(`download of ${file.url} failed: HTTP ${res.status}`);
+  }
+  let append = false;
+  if (res.status === 206) {
+    const start = contentRangeStart(res.headers.get('content-range'));
+    if (start !== null && start !== offset) {
+      await res.body?.cancel();
+      throw new Error(`download of ${file.url}: server resumed at byte ${start}, expected ${offset}`);
+    }
+    append = offset > 0;
+    resumed = append;
+  } else if (offset > 0) {
+    // 200 to a Range request: the server sends the whole file, so the part is rewritten from zero.
+    offset = 0;
+    hash = createHash(algorithm);
+  }
+  if (!res.body) throw new Error(`download of ${file.url}: empty response body`);
+
+  await mkdir(dirname(part), { recursive: true });
+  const fh = await open(part, append ? 'a' : 'w');
+  let received = offset;
+  try {
+    report(received);
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      hash.update(chunk);
+      await fh.write(chunk);
+      received += chunk.byteLength;
+      report(received);
+    }
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+
+  const actual = hash.digest('hex');
+  if (actual !== expected) {
+    await removeIfExists(part);
+    throw new ChecksumMismatchError(file.path, algorithm, expected, actual);
+  }
+  await rename(part, dest);
+  return resumed ? 'resumed' : 'downloaded';
+}
+
+/**
+ * Downloads every file of `entry` into MODELS_DIR/<name>/, skipping files already present with the
+ * right checksum. An interrupted download leaves `<file>.part`, which the next call resumes.
+ */
+export async function pullModel(entry: ModelEntry, opts: PullOptions): Promise<PullResult> {
+  const result: PullResult = { name: entry.name, dir: modelDir(opts.modelsDir, entry), files: [] };
+  for (const file of entry.files) {
+    opts.signal?.throwIfAborted();
+    const dest = modelFilePath(opts.modelsDir, entry, file);
+    const { algorithm, expected } = checksumOf(file);
+    const size = await sizeOf(dest);
+    if (size !== null && size === file.sizeBytes && (await fileDigest(dest, algorithm, opts.signal)) === expected) {
+      result.files.push({ path: file.path, outcome: 'skipped', sizeBytes: size });
+      continue;
+    }
+    // A present but wrong file stays until a verified download replaces it via rename.
+    const outcome = await downloadFile(entry, file, dest, opts);
+    result.files.push({ path: file.path, outcome, sizeBytes: file.sizeBytes });
+  }
+  return result;
+}
+
+export interface ModelStatus {
+  name: string;
+  kind: ModelKind;
+  description: string;
+  license: string;
+  /** Every file present at its catalog size (checksums are verified by pull, not by listing). */
+  installed: boolean;
+  sizeBytes: number;
+  installedBytes: number;
+  files: Array<{ path: string; sizeBytes: number; present: boolean }>;
+}
+
+export async function listModels(opts: {
+  modelsDir: string;
+  catalog?: readonly ModelEntry[];
+}): Promise<ModelStatus[]> {
+  const catalog = opts.catalog ?? MODEL_CATALOG;
+  return Promise.all(
+    catalog.map(async (entry) => {
+      const files = await Promise.all(
+        entry.files.map(async (f) => {
+          const size = await sizeOf(modelFilePath(opts.modelsDir, entry, f));
+          return { path: f.path, sizeBytes: f.sizeBytes, present: size !== null && size === f.sizeBytes };
+        }),
+      );
+      return {
+        name: entry.name,
+        kind: entry.kind,
+        description: entry.description,
+        license: entry.license,
+        installed: files.every((f) => f.present),
+        sizeBytes: modelSizeBytes(entry),
+        installedBytes: files.reduce((sum, f) => sum + (f.present ? f.sizeBytes : 0), 0),
+        files,
+      };
+    }),
+  );
+}

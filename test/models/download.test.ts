@@ -1,0 +1,201 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm, stat, writeFile, mkdir, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ChecksumMismatchError, listModels, pullModel } from '../../src/models/download.js';
+import type { ModelEntry } from '../../src/models/catalog.js';
+
+const BODY = randomBytes(300_000);
+const CONFIG = Buffer.from('{"audio":{"sample_rate":22050}}');
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+type Mode = 'range' | 'ignore-range' | 'cut';
+let mode: Mode = 'range';
+let requests: Array<{ url: string; range: string | undefined }> = [];
+let server: Server;
+let base = '';
+
+function serve(req: IncomingMessage, res: ServerResponse): void {
+  requests.push({ url: req.url ?? '', range: req.headers.range });
+  const body = req.url === '/model.bin' ? BODY : req.url === '/model.json' ? CONFIG : null;
+  if (!body) {
+    res.writeHead(404).end();
+    return;
+  }
+  const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+  if (mode === 'range' && m) {
+    const start = Number(m[1]);
+    if (start >= body.length) {
+      res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
+      return;
+    }
+    res.writeHead(206, {
+      'content-length': body.length - start,
+      'content-range': `bytes ${start}-${body.length - 1}/${body.length}`,
+      'accept-ranges': 'bytes',
+    });
+    res.end(body.subarray(start));
+    return;
+  }
+  res.writeHead(200, { 'content-length': body.length, 'accept-ranges': mode === 'range' ? 'bytes' : 'none' });
+  if (mode === 'cut' && body === BODY) {
+    // Send part of the body, give the client time to store it, then drop the connection.
+    res.write(body.subarray(0, 120_000));
+    setTimeout(() => res.socket?.destroy(), 100);
+    return;
+  }
+  res.end(body);
+}
+
+function entry(overrides: Partial<{ md5: string; sha256: string }> = {}): ModelEntry {
+  return {
+    name: 'test-model',
+    kind: 'vad',
+    description: 'test',
+    license: 'MIT',
+    files: [
+      {
+        path: 'model.bin',
+        url: `${base}/model.bin`,
+        sizeBytes: BODY.length,
+        ...(overrides.sha256 ? { sha256: overrides.sha256 } : { md5: overrides.md5 ?? md5(BODY) }),
+      },
+      { path: 'sub/model.json', url: `${base}/model.json`, sizeBytes: CONFIG.length, md5: md5(CONFIG) },
+    ],
+  };
+}
+
+let modelsDir = '';
+beforeAll(async () => {
+  server = createServer(serve);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise<void>((r) => server.close(() => r()));
+});
+beforeEach(async () => {
+  modelsDir = await mkdtemp(join(tmpdir(), 'soundry-models-'));
+  mode = 'range';
+  requests = [];
+});
+afterEach(async () => {
+  await rm(modelsDir, { recursive: true, force: true });
+});
+
+const binPath = () => join(modelsDir, 'test-model', 'model.bin');
+
+describe('pullModel', () => {
+  it('downloads every file, verifies it and reports progress', async () => {
+    const progress: number[] = [];
+    const result = await pullModel(entry(), { modelsDir, onProgress: (p) => p.file === 'model.bin' && progress.push(p.receivedBytes) });
+    expect(result.files.map((f) => f.outcome)).toEqual(['downloaded', 'downloaded']);
+    expect((await readFile(binPath())).equals(BODY)).toBe(true);
+    expect(await readFile(join(modelsDir, 'test-model', 'sub', 'model.json'))).toEqual(CONFIG);
+    expect(progress.at(-1)).toBe(BODY.length);
+    expect((await readdir(join(modelsDir, 'test-model'))).some((f) => f.endsWith('.part'))).toBe(false);
+  });
+
+  it('accepts sha256 checksums', async () => {
+    const result = await pullModel(entry({ sha256: sha256(BODY) }), { modelsDir });
+    expect(result.files[0]?.outcome).toBe('downloaded');
+  });
+
+  it('resumes an interrupted download with a Range request (206)', async () => {
+    mode = 'cut';
+    await expect(pullModel(entry(), { modelsDir })).rejects.toThrow();
+    const partSize = (await stat(`${binPath()}.part`)).size;
+    expect(partSize).toBeGreaterThan(0);
+    expect(partSize).toBeLessThan(BODY.length);
+    await expect(stat(binPath())).rejects.toThrow();
+
+    mode = 'range';
+    requests = [];
+    const result = await pullModel(entry(), { modelsDir });
+    expect(requests[0]).toEqual({ url: '/model.bin', range: `bytes=${partSize}-` });
+    expect(result.files[0]?.outcome).toBe('resumed');
+    expect((await readFile(binPath())).equals(BODY)).toBe(true);
+    await expect(stat(`${binPath()}.part`)).rejects.toThrow();
+  });
+
+  it('restarts from zero when the server ignores Range and answers 200', async () => {
+    await mkdir(join(modelsDir, 'test-model'), { recursive: true });
+    // Garbage in the part proves it is discarded rather than appended to.
+    await writeFile(`${binPath()}.part`, Buffer.alloc(5000, 7));
+    mode = 'ignore-range';
+    const result = await pullModel(entry(), { modelsDir });
+    expect(requests[0]?.range).toBe('bytes=5000-');
+    expect(result.files[0]?.outcome).toBe('downloaded');
+    expect((await readFile(binPath())).equals(BODY)).toBe(true);
+  });
+
+  it('starts over when the server answers 416 to a resume', async () => {
+    await mkdir(join(modelsDir, 'test-model'), { recursive: true });
+    await writeFile(`${binPath()}.part`, Buffer.alloc(BODY.length + 10));
+    const result = await pullModel(entry(), { modelsDir });
+    expect(result.files[0]?.outcome).toBe('downloaded');
+    expect((await readFile(binPath())).equals(BODY)).toBe(true);
+  });
+
+  it('deletes the download and throws on checksum mismatch', async () => {
+    const bad = entry({ md5: '0'.repeat(32) });
+    await expect(pullModel(bad, { modelsDir })).rejects.toBeInstanceOf(ChecksumMismatchError);
+    await expect(pullModel(bad, { modelsDir })).rejects.toThrow(/checksum mismatch for model\.bin/);
+    await expect(stat(binPath())).rejects.toThrow();
+    await expect(stat(`${binPath()}.part`)).rejects.toThrow();
+  });
+
+  it('skips files already installed with the right checksum', async () => {
+    await pullModel(entry(), { modelsDir });
+    requests = [];
+    const result = await pullModel(entry(), { modelsDir });
+    expect(result.files.map((f) => f.outcome)).toEqual(['skipped', 'skipped']);
+    expect(requests).toEqual([]);
+  });
+
+  it('replaces an installed file whose checksum is wrong', async () => {
+    await mkdir(join(modelsDir, 'test-model'), { recursive: true });
+    await writeFile(binPath(), Buffer.alloc(BODY.length, 1));
+    const result = await pullModel(entry(), { modelsDir });
+    expect(result.files[0]?.outcome).toBe('downloaded');
+    expect((await readFile(binPath())).equals(BODY)).toBe(true);
+  });
+
+  it('fails clearly on HTTP errors', async () => {
+    const e = entry();
+    e.files[0]!.url = `${base}/missing`;
+    await expect(pullModel(e, { modelsDir })).rejects.toThrow(/HTTP 404/);
+  });
+
+  it('uses an injected fetch', async () => {
+    let calls = 0;
+    const fetchImpl: typeof fetch = async (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    await pullModel(entry(), { modelsDir, fetchImpl });
+    expect(calls).toBe(2);
+  });
+});
+
+describe('listModels', () => {
+  it('reports installed only when every file is present', async () => {
+    const catalog = [entry()];
+    let [status] = await listModels({ modelsDir, catalog });
+    expect(status).toMatchObject({ name: 'test-model', installed: false, installedBytes: 0 });
+    expect(status?.sizeBytes).toBe(BODY.length + CONFIG.length);
+    await pullModel(entry(), { modelsDir });
+    [status] = await listModels({ modelsDir, catalog });
+    expect(status).toMatchObject({ installed: true, installedBytes: BODY.length + CONFIG.length });
+  });
+
+  it('lists the real catalog without touching the network', async () => {
+    const all = await listModels({ modelsDir });
+    expect(all.length).toBeGreaterThan(5);
+    expect(all.every((m) => !m.installed)).toBe(true);
+  });
+});
