@@ -36,6 +36,8 @@ export interface EngineVoice {
   displayName: string;
   /** Engine-specific voice selector (espeak voice+variant, flite voice name, piper model file ...). */
   engineVoice: string;
+  /** Numeric API voice id fixed by the engine's own table (e.g. the model catalog), when it has one. */
+  apiId?: number;
 }
 
 export interface TtsRequest {
