@@ -1,0 +1,427 @@
+import { createWriteStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Downloads a user-supplied input URL to a local file, defending against SSRF:
+ * we resolve DNS ourselves, refuse non-public addresses, and pin the connection to the
+ * address we checked so a second (rebinding) DNS answer can never be used.
+ */
+
+export type FetchInputReason =
+  | 'scheme'
+  | 'blocked_address'
+  | 'too_large'
+  | 'timeout'
+  | 'http_status'
+  | 'dns'
+  | 'redirects'
+  | 'network';
+
+/** Message is safe to show to the API caller: no stack, no resolved IPs. */
+export class FetchInputError extends Error {
+  override readonly name = 'FetchInputError';
+  constructor(
+    readonly reason: FetchInputReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address it has (tests inject a fake one). */
+export type LookupFn = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export interface FetchInputOptions {
+  allowPrivate: boolean;
+  maxBytes: number;
+  timeoutMs: number;
+  /** Default 5. */
+  maxRedirects?: number;
+  signal?: AbortSignal;
+  lookup?: LookupFn;
+  /**
+   * Test seam only: where to really connect for an address that passed the check, so tests can
+   * make a "public" address land on a 127.0.0.1 server. Never set this in production code.
+   */
+  testOnlyConnectTo?: (checked: ResolvedAddress) => ResolvedAddress;
+}
+
+export type SniffedKind = 'audio' | 'video' | 'html' | 'pdf' | 'zip' | 'text' | 'unknown';
+export interface SniffedType {
+  kind: SniffedKind;
+  /** e.g. 'mp3', 'wav', 'm4a', 'webm', 'docx'; null when nothing more specific is known. */
+  format: string | null;
+}
+
+export interface FetchResult {
+  bytes: number;
+  /** As the server claimed it; informational only, use `sniffed`. */
+  contentType: string | null;
+  sniffed: SniffedType;
+  finalUrl: string;
+}
+
+const SNIFF_BYTES = 4096;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+// Cloud metadata endpoints are never a legitimate media source, so they stay blocked even with allowPrivate.
+const METADATA_ADDRESSES = ['169.254.169.254', 'fd00:ec2::254', '100.100.100.200'].map((a) => ipaddr.parse(a));
+const GLOBAL_UNICAST_V6: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3];
+
+const defaultLookup: LookupFn = async (hostname) => {
+  const found = await dnsLookup(hostname, { all: true, verbatim: true });
+  return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+export async function fetchToFile(url: string, destPath: string, opts: FetchInputOptions): Promise<FetchResult> {
+  const maxRedirects = opts.maxRedirects ?? 5;
+  let current = parseTarget(url);
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, opts.timeoutMs);
+  const onOuterAbort = () => controller.abort();
+  if (opts.signal?.aborted) controller.abort();
+  else opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
+
+  let fileCreated = false;
+  try {
+    for (let hop = 0; ; hop++) {
+      const pinned = await resolveAndCheck(current, opts, controller.signal);
+      const res = await sendRequest(current, pinned, controller.signal);
+      const status = res.statusCode ?? 0;
+      if (REDIRECT_STATUSES.has(status) && res.headers.location) {
+        res.destroy();
+        if (hop >= maxRedirects) throw new FetchInputError('redirects', `Too many redirects (more than ${maxRedirects})`);
+        current = parseTarget(resolveLocation(res.headers.location, current));
+        continue;
+      }
+      if (status < 200 || status > 299) {
+        res.destroy();
+        throw new FetchInputError('http_status', `The remote server answered with HTTP status ${status}`);
+      }
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > opts.maxBytes) {
+        res.destroy();
+        throw tooLarge(opts.maxBytes);
+      }
+      fileCreated = true;
+      const { bytes, head } = await streamToFile(res, destPath, opts.maxBytes, controller.signal);
+      return {
+        bytes,
+        contentType: res.headers['content-type'] ?? null,
+        sniffed: sniffMediaType(head),
+        finalUrl: current.href,
+      };
+    }
+  } catch (err) {
+    if (fileCreated) await unlink(destPath).catch(() => undefined);
+    throw toFetchError(err, current, timedOut, opts);
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+function parseTarget(raw: string): URL {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new FetchInputError('scheme', 'The input URL is not a valid URL');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new FetchInputError('scheme', `Only http and https URLs are allowed, not "${u.protocol.replace(/:$/, '')}"`);
+  }
+  if (u.username || u.password) throw new FetchInputError('scheme', 'URLs containing credentials are not allowed');
+  return u;
+}
+
+function resolveLocation(location: string, base: URL): string {
+  try {
+    return new URL(location, base).href;
+  } catch {
+    throw new FetchInputError('network', 'The remote server sent an invalid redirect');
+  }
+}
+
+/** URL.hostname keeps IPv6 brackets; node APIs want them off. */
+function bareHost(u: URL): string {
+  return u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+}
+
+async function resolveAndCheck(target: URL, opts: FetchInputOptions, signal: AbortSignal): Promise<ResolvedAddress> {
+  const host = bareHost(target);
+  const literal = net.isIP(host);
+  let addrs: ResolvedAddress[];
+  if (literal !== 0) {
+    addrs = [{ address: host, family: literal === 6 ? 6 : 4 }];
+  } else {
+    try {
+      addrs = await abortable((opts.lookup ?? defaultLookup)(host), signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new FetchInputError('dns', `Could not resolve host "${host}"`);
+    }
+    if (addrs.length === 0) throw new FetchInputError('dns', `Could not resolve host "${host}"`);
+  }
+  for (const a of addrs) {
+    if (isMetadataAddress(a.address) || (!opts.allowPrivate && isBlockedAddress(a.address))) {
+      throw new FetchInputError(
+        'blocked_address',
+        `Host "${host}" points to a private, local or reserved network address, which is not allowed`,
+      );
+    }
+  }
+  const first = addrs[0]!;
+  return opts.testOnlyConnectTo ? opts.testOnlyConnectTo(first) : first;
+}
+
+function parseAddress(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  if (!ipaddr.isValid(ip)) return null;
+  const addr = ipaddr.parse(ip);
+  // Judge IPv4-mapped forms (::ffff:a.b.c.d) by the IPv4 address they really reach.
+  return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (addr as ipaddr.IPv6).toIPv4Address()
+    : addr;
+}
+
+function isMetadataAddress(ip: string): boolean {
+  const addr = parseAddress(ip);
+  return addr !== null && METADATA_ADDRESSES.some((m) => m.kind() === addr.kind() && m.toNormalizedString() === addr.toNormalizedString());
+}
+
+function v4FromParts(hi: number, lo: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+}
+
+/** True unless the address is ordinary public unicast (allow-list: anything unusual is refused). */
+export function isBlockedAddress(ip: string): boolean {
+  const addr = parseAddress(ip);
+  if (addr === null) return true;
+  if (isMetadataAddress(ip)) return true;
+  if (addr.kind() === 'ipv4') return addr.range() !== 'unicast';
+  const v6 = addr as ipaddr.IPv6;
+  const p = v6.parts;
+  switch (v6.range()) {
+    // Translation prefixes embed an IPv4 address: the embedded one is what gets reached.
+    case 'rfc6145':
+    case 'rfc6052':
+      return v4FromParts(p[6]!, p[7]!).range() !== 'unicast';
+    case '6to4':
+      return v4FromParts(p[1]!, p[2]!).range() !== 'unicast';
+    case 'unicast':
+      return !v6.match(GLOBAL_UNICAST_V6);
+    default:
+      return true;
+  }
+}
+
+function sendRequest(target: URL, pinned: ResolvedAddress, signal: AbortSignal): Promise<http.IncomingMessage> {
+  const isHttps = target.protocol === 'https:';
+  const host = bareHost(target);
+  // Node asks this instead of DNS: it always answers with the address we already checked.
+  const lookup: net.LookupFunction = (_hostname, options, callback) => {
+    if (options.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
+    else callback(null, pinned.address, pinned.family);
+  };
+  const options: https.RequestOptions = {
+    host,
+    port: target.port || (isHttps ? 443 : 80),
+    path: `${target.pathname}${target.search}`,
+    method: 'GET',
+    // No pooled agent: a kept-alive socket is keyed by name, not by the address we checked.
+    agent: false,
+    signal,
+    lookup,
+    headers: { 'user-agent': 'Soundry/0.1', accept: '*/*', 'accept-encoding': 'identity' },
+    // SNI and certificate checks use the name; IP literals carry no SNI.
+    ...(isHttps && net.isIP(host) === 0 ? { servername: host } : {}),
+  };
+  return new Promise((resolve, reject) => {
+    const req = (isHttps ? https : http).request(options, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function streamToFile(
+  res: http.IncomingMessage,
+  destPath: string,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<{ bytes: number; head: Buffer }> {
+  let bytes = 0;
+  const head: Buffer[] = [];
+  let headLen = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
+      bytes += chunk.length;
+      if (bytes > maxBytes) return cb(tooLarge(maxBytes));
+      if (headLen < SNIFF_BYTES) {
+        const part = chunk.subarray(0, SNIFF_BYTES - headLen);
+        head.push(part);
+        headLen += part.length;
+      }
+      cb(null, chunk);
+    },
+  });
+  await pipeline(res, counter, createWriteStream(destPath), { signal });
+  return { bytes, head: Buffer.concat(head) };
+}
+
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function tooLarge(maxBytes: number): FetchInputError {
+  const mb = maxBytes / (1024 * 1024);
+  const limit = mb >= 1 ? `${Number(mb.toFixed(1))} MB` : `${maxBytes} bytes`;
+  return new FetchInputError('too_large', `The file is larger than the allowed ${limit}`);
+}
+
+function toFetchError(err: unknown, target: URL, timedOut: boolean, opts: FetchInputOptions): FetchInputError {
+  if (err instanceof FetchInputError) return err;
+  if (timedOut) {
+    return new FetchInputError('timeout', `The download did not finish within ${Math.ceil(opts.timeoutMs / 1000)} s`);
+  }
+  if (opts.signal?.aborted) return new FetchInputError('network', 'The download was cancelled');
+  const host = bareHost(target);
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const why: Record<string, string> = {
+    ECONNREFUSED: `Connection to "${host}" was refused`,
+    ECONNRESET: `Connection to "${host}" was reset`,
+    EHOSTUNREACH: `Host "${host}" is unreachable`,
+    ENETUNREACH: `Host "${host}" is unreachable`,
+    ETIMEDOUT: `Connection to "${host}" timed out`,
+    ERR_STREAM_PREMATURE_CLOSE: `Connection to "${host}" closed before the download finished`,
+  };
+  if (code && why[code]) return new FetchInputError('network', why[code]);
+  if (code && (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL'))) {
+    return new FetchInputError('network', `Secure connection to "${host}" failed (TLS error)`);
+  }
+  return new FetchInputError('network', `Download from "${host}" failed`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Content sniffing: the first bytes decide what we got; the server's Content-Type is never trusted.
+
+const ASF_GUID = Buffer.from('3026b2758e66cf11a6d900aa0062ce6c', 'hex');
+const EBML_MAGIC = Buffer.from('1a45dfa3', 'hex');
+const M4A_BRANDS = new Set(['M4A ', 'M4B ', 'M4P ', 'F4A ', 'F4B ']);
+const M4V_BRANDS = new Set(['M4V ', 'M4VH', 'M4VP', 'F4V ', 'F4P ']);
+const IMAGE_BRANDS = new Set(['heic', 'heix', 'mif1', 'msf1', 'avif', 'avis']);
+// WHATWG mime-sniff "HTML" patterns: each must be followed by a space or '>'.
+const HTML_TAGS = ['!doctype html', 'html', 'head', 'script', 'iframe', 'h1', 'div', 'font', 'table', 'a', 'style', 'title', 'b', 'body', 'br', 'p'];
+
+const kindOf = (kind: SniffedKind, format: string | null = null): SniffedType => ({ kind, format });
+
+export function sniffMediaType(b: Buffer): SniffedType {
+  const at = (off: number, s: string) => b.length >= off + s.length && b.toString('latin1', off, off + s.length) === s;
+  if (at(0, 'ID3')) return kindOf('audio', 'mp3');
+  if (at(0, 'RIFF') || at(0, 'RF64') || at(0, 'BW64')) {
+    if (at(8, 'WAVE')) return kindOf('audio', 'wav');
+    if (at(8, 'AVI ')) return kindOf('video', 'avi');
+  }
+  if (at(0, 'fLaC')) return kindOf('audio', 'flac');
+  if (at(0, 'OggS')) {
+    if (at(28, 'OpusHead')) return kindOf('audio', 'opus');
+    if (at(29, 'theora')) return kindOf('video', 'ogv');
+    if (at(28, '\x7fFLAC')) return kindOf('audio', 'flac');
+    if (at(28, 'Speex   ')) return kindOf('audio', 'speex');
+    return kindOf('audio', 'ogg');
+  }
+  if (at(4, 'ftyp')) return sniffFtyp(b);
+  if (b.subarray(0, 4).equals(EBML_MAGIC)) {
+    const head = b.toString('latin1', 0, 64);
+    return kindOf('video', head.includes('webm') ? 'webm' : 'mkv');
+  }
+  if (at(0, 'FORM') && (at(8, 'AIFF') || at(8, 'AIFC'))) return kindOf('audio', 'aiff');
+  if (b.subarray(0, 16).equals(ASF_GUID)) return kindOf('audio', 'wma');
+  if (at(0, '#!AMR-WB\n')) return kindOf('audio', 'amr-wb');
+  if (at(0, '#!AMR\n')) return kindOf('audio', 'amr');
+  if (at(0, 'caff')) return kindOf('audio', 'caf');
+  if (at(0, '%PDF-')) return kindOf('pdf', 'pdf');
+  if (at(0, 'PK\x03\x04') || at(0, 'PK\x05\x06')) return sniffZip(b);
+  if (isAdts(b)) return kindOf('audio', 'aac');
+  if (isMpegAudioFrame(b)) return kindOf('audio', 'mp3');
+  return sniffText(b);
+}
+
+function sniffFtyp(b: Buffer): SniffedType {
+  const major = b.toString('latin1', 8, 12);
+  const boxEnd = Math.min(b.length, b.readUInt32BE(0));
+  const compatible: string[] = [];
+  for (let off = 16; off + 4 <= boxEnd; off += 4) compatible.push(b.toString('latin1', off, off + 4));
+  if (M4A_BRANDS.has(major)) return kindOf('audio', 'm4a');
+  if (IMAGE_BRANDS.has(major)) return kindOf('unknown', 'heif');
+  if (major === 'qt  ') return kindOf('video', 'mov');
+  if (major.startsWith('3g')) return kindOf('video', '3gp');
+  if (!M4V_BRANDS.has(major) && compatible.some((c) => M4A_BRANDS.has(c))) return kindOf('audio', 'm4a');
+  return kindOf('video', 'mp4');
+}
+
+function sniffZip(b: Buffer): SniffedType {
+  const head = b.toString('latin1');
+  // EPUB's first entry is an uncompressed "mimetype" file; OOXML names its parts early on.
+  if (head.startsWith('mimetype', 30) && head.includes('application/epub+zip')) return kindOf('zip', 'epub');
+  if (head.includes('word/')) return kindOf('zip', 'docx');
+  if (head.includes('ppt/')) return kindOf('zip', 'pptx');
+  if (head.includes('xl/')) return kindOf('zip', 'xlsx');
+  if (head.includes('[Content_Types].xml')) return kindOf('zip', 'ooxml');
+  return kindOf('zip', 'zip');
+}
+
+function isAdts(b: Buffer): boolean {
+  // 12-bit sync, layer 00, valid sampling-frequency index.
+  return b.length >= 7 && b[0] === 0xff && (b[1]! & 0xf6) === 0xf0 && ((b[2]! >> 2) & 0x0f) < 13;
+}
+
+function isMpegAudioFrame(b: Buffer): boolean {
+  if (b.length < 4 || b[0] !== 0xff || (b[1]! & 0xe0) !== 0xe0) return false;
+  const version = (b[1]! >> 3) & 3;
+  const layer = (b[1]! >> 1) & 3;
+  const bitrate = b[2]! >> 4;
+  const sampleRate = (b[2]! >> 2) & 3;
+  return version !== 1 && layer !== 0 && bitrate !== 0x0f && sampleRate !== 3;
+}
+
+function sniffText(b: Buffer): SniffedType {
+  if (b.length === 0) return kindOf('unknown');
+  let text: string;
+  try {
+    // stream:true so a code point cut at the sniff window's end is not an error.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(b, { stream: true });
+  } catch {
+    return kindOf('unknown');
+  }
+  if (/[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]/.test(text)) return kindOf('unknown');
+  const start = text.replace(/^\ufeff/, '').trimStart().toLowerCase();
+  if (start.startsWith('<!--')) return kindOf('html', 'html');
+  for (const tag of HTML_TAGS) {
+    if (start.startsWith(`<${tag}`)) {
+      const next = start.charAt(tag.length + 1);
+      if (next === '>' || /\s/.test(next)) return kindOf('html', 'html');
+    }
+  }
+  if (start.startsWith('<?xml')) return kindOf('text', start.includes('<svg') ? 'svg' : 'xml');
+  return kindOf('text', 'plain');
+}
