@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { MODEL_CATALOG, findModel, modelSizeBytes, piperModels } from '../../src/models/catalog.js';
+
+const SPEC_LANGUAGES = ['zh', 'en', 'ar', 'ru', 'es', 'fr', 'pt', 'de', 'ko', 'ja', 'zh_yue'];
+
+describe('model catalog', () => {
+  it('has unique names and a published checksum and size for every file', () => {
+    const names = MODEL_CATALOG.map((m) => m.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const m of MODEL_CATALOG) {
+      expect(m.files.length).toBeGreaterThan(0);
+      for (const f of m.files) {
+        expect(f.sha256 ?? f.md5).toBeTruthy();
+        if (f.md5) expect(f.md5).toMatch(/^[0-9a-f]{32}$/);
+        if (f.sha256) expect(f.sha256).toMatch(/^[0-9a-f]{64}$/);
+        expect(f.sizeBytes).toBeGreaterThan(0);
+        expect(f.path).not.toMatch(/(^|\/)\.\.(\/|$)/);
+      }
+    }
+  });
+
+  it('gives Piper voices stable unique API ids, spec languages and official URLs', () => {
+    const piper = piperModels();
+    const ids = piper.flatMap((m) => m.piper.voices.map((v) => v.apiId));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(Math.min(...ids)).toBe(5001);
+    for (const m of piper) {
+      expect(SPEC_LANGUAGES).toContain(m.piper.language);
+      expect(m.piper.espeakVoice).toBeTruthy();
+      expect(m.files.map((f) => f.path)).toEqual([m.piper.modelFile, m.piper.configFile]);
+      const [locale, dataset, quality] = m.piper.key.split('-');
+      for (const f of m.files) {
+        expect(f.url).toBe(
+          `https://huggingface.co/rhasspy/piper-voices/resolve/v1.0.0/${locale!.split('_')[0]}/${locale}/${dataset}/${quality}/${f.path}`,
+        );
+      }
+    }
+    // Every language Piper covers among the spec's has a voice of some gender.
+    expect(new Set(piper.map((m) => m.piper.language))).toEqual(new Set(['en', 'de', 'fr', 'es', 'pt', 'ru', 'ar', 'zh']));
+  });
+
+  it('finds entries by name and sums their sizes', () => {
+    const lessac = findModel('piper-en_US-lessac-medium');
+    expect(lessac?.kind).toBe('tts');
+    expect(modelSizeBytes(lessac!)).toBe(63201294 + 4885);
+    expect(findModel('nope')).toBeUndefined();
+  });
+});
