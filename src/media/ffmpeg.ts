@@ -95,10 +95,10 @@ function runTool(bin: string, args: string[], opts: { input?: Buffer; signal?: A
       finish(abortError(opts.signal!));
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (d: Buffer) => {
+    child.stdout?.on('data', (d: Buffer) => {
       if (opts.collectStdout) out.push(d);
     });
-    child.stderr.on('data', (d: Buffer) => {
+    child.stderr?.on('data', (d: Buffer) => {
       // Only the tail matters for the error message; keep memory bounded on chatty runs.
       stderrTail = (stderrTail + d.toString('utf8')).slice(-8192);
     });
