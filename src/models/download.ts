@@ -89,6 +89,20 @@ async function removeIfExists(path: string): Promise<void> {
   });
 }
 
+/** Network errors name the URL and the underlying cause (fetch alone says only "fetch failed"). */
+async function withContext<T>(url: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (signal?.aborted || (err as Error).name === 'AbortError') throw err;
+    const message = (err as Error).message;
+    const cause = (err as { cause?: { message?: string; code?: string } }).cause;
+    const detail = cause?.code ?? cause?.message;
+    const suffix = detail && detail !== message ? ` (${detail})` : '';
+    throw new Error(`download of ${url} failed: ${message}${suffix}; run pull again to resume`, { cause: err });
+  }
+}
+
 /** Parses the start offset of `Content-Range: bytes <start>-<end>/<total>`. */
 function contentRangeStart(header: string | null): number | null {
   const m = header ? /^bytes\s+(\d+)-\d+\/(?:\d+|\*)$/i.exec(header.trim()) : null;
@@ -127,14 +141,15 @@ async function downloadFile(
   }
 
   let resumed = false;
-  const headers: Record<string, string> = offset > 0 ? { Range: `bytes=${offset}-` } : {};
-  let res = await fetchImpl(file.url, { headers, signal: opts.signal, redirect: 'follow' });
+  const get = (headers: Record<string, string>) =>
+    withContext(file.url, opts.signal, () => fetchImpl(file.url, { headers, signal: opts.signal, redirect: 'follow' }));
+  let res = await get(offset > 0 ? { Range: `bytes=${offset}-` } : {});
   if (res.status === 416 && offset > 0) {
     // The server disagrees about the part; start over rather than guess.
     await res.body?.cancel();
     offset = 0;
     hash = createHash(algorithm);
-    res = await fetchImpl(file.url, { signal: opts.signal, redirect: 'follow' });
+    res = await get({});
   }
   if (!res.ok) {
     await res.body?.cancel();
@@ -155,18 +170,21 @@ async function downloadFile(
     hash = createHash(algorithm);
   }
   if (!res.body) throw new Error(`download of ${file.url}: empty response body`);
+  const body = res.body as unknown as AsyncIterable<Uint8Array>;
 
   await mkdir(dirname(part), { recursive: true });
   const fh = await open(part, append ? 'a' : 'w');
   let received = offset;
   try {
     report(received);
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      hash.update(chunk);
-      await fh.write(chunk);
-      received += chunk.byteLength;
-      report(received);
-    }
+    await withContext(file.url, opts.signal, async () => {
+      for await (const chunk of body) {
+        hash.update(chunk);
+        await fh.write(chunk);
+        received += chunk.byteLength;
+        report(received);
+      }
+    });
     await fh.sync();
   } finally {
     await fh.close();

@@ -107,7 +107,7 @@ describe('pullModel', () => {
 
   it('resumes an interrupted download with a Range request (206)', async () => {
     mode = 'cut';
-    await expect(pullModel(entry(), { modelsDir })).rejects.toThrow();
+    await expect(pullModel(entry(), { modelsDir })).rejects.toThrow(/download of http:.*\/model\.bin failed: .*resume/);
     const partSize = (await stat(`${binPath()}.part`)).size;
     expect(partSize).toBeGreaterThan(0);
     expect(partSize).toBeLessThan(BODY.length);
@@ -120,6 +120,19 @@ describe('pullModel', () => {
     expect(result.files[0]?.outcome).toBe('resumed');
     expect((await readFile(binPath())).equals(BODY)).toBe(true);
     await expect(stat(`${binPath()}.part`)).rejects.toThrow();
+  });
+
+  it('stops on abort and keeps the part for a later resume', async () => {
+    const ac = new AbortController();
+    const run = pullModel(entry(), {
+      modelsDir,
+      signal: ac.signal,
+      onProgress: (p) => p.receivedBytes > 0 && ac.abort(new Error('stop')),
+    });
+    await expect(run).rejects.toThrow('stop');
+    const result = await pullModel(entry(), { modelsDir });
+    expect(['resumed', 'downloaded']).toContain(result.files[0]?.outcome);
+    expect((await readFile(binPath())).equals(BODY)).toBe(true);
   });
 
   it('restarts from zero when the server ignores Range and answers 200', async () => {

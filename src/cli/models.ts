@@ -1,0 +1,80 @@
+import type { Command } from 'commander';
+import { MODEL_CATALOG, findModel, type ModelEntry, type ModelKind } from '../models/catalog.js';
+import { listModels, pullModel, type PullProgress, type PullResult } from '../models/download.js';
+import { CliError } from './admin.js';
+
+export interface ModelCommandDeps {
+  modelsDir: string;
+  /** Writes the command's one JSON result object to stdout. */
+  print: (obj: unknown) => void;
+  /** Progress lines (human-readable) go here; stderr by default so stdout stays one JSON object. */
+  progress?: (line: string) => void;
+  fetchImpl?: typeof fetch;
+  catalog?: readonly ModelEntry[];
+}
+
+const KINDS: readonly ModelKind[] = ['tts', 'separation', 'enhance', 'vad'];
+const MiB = 1024 * 1024;
+
+/** Throttled progress: one line per file per second, plus the line that completes the file. */
+function progressReporter(write: (line: string) => void): (p: PullProgress) => void {
+  let last = 0;
+  let lastFile = '';
+  return (p) => {
+    const now = Date.now();
+    const done = p.receivedBytes >= p.totalBytes;
+    if (!done && p.file === lastFile && now - last < 1000) return;
+    last = now;
+    lastFile = p.file;
+    const pct = p.totalBytes > 0 ? Math.floor((100 * p.receivedBytes) / p.totalBytes) : 0;
+    write(
+      `${p.model}/${p.file}: ${(p.receivedBytes / MiB).toFixed(1)}/${(p.totalBytes / MiB).toFixed(1)} MiB (${pct}%)\n`,
+    );
+  };
+}
+
+export function registerModelCommands(program: Command, deps: ModelCommandDeps): void {
+  const catalog = deps.catalog ?? MODEL_CATALOG;
+  const writeProgress = deps.progress ?? ((line: string) => void process.stderr.write(line));
+  const models = program.command('models').description('Downloadable models (Piper voices, separation, enhancement)');
+
+  models
+    .command('list')
+    .description('List catalog models and whether they are installed in MODELS_DIR')
+    .option('--kind <kind>', `only this kind (${KINDS.join(', ')})`)
+    .option('--installed', 'only installed models')
+    .action(async (opts: { kind?: string; installed?: boolean }) => {
+      if (opts.kind !== undefined && !KINDS.includes(opts.kind as ModelKind)) {
+        throw new CliError(`--kind must be one of ${KINDS.join(', ')}, got ${opts.kind}`);
+      }
+      const all = await listModels({ modelsDir: deps.modelsDir, catalog });
+      const shown = all.filter((m) => (!opts.kind || m.kind === opts.kind) && (!opts.installed || m.installed));
+      deps.print({ modelsDir: deps.modelsDir, models: shown });
+    });
+
+  models
+    .command('pull')
+    .description('Download a model (resumes interrupted downloads, verifies checksums)')
+    .argument('[name]', 'model name from `models list`')
+    .option('--all-tts', 'pull every TTS model in the catalog')
+    .action(async (name: string | undefined, opts: { allTts?: boolean }) => {
+      let entries: ModelEntry[];
+      if (opts.allTts) {
+        if (name) throw new CliError('give either a model name or --all-tts, not both');
+        entries = catalog.filter((m) => m.kind === 'tts');
+      } else {
+        if (!name) throw new CliError('missing model name (see: soundry models list), or use --all-tts');
+        const entry = findModel(name, catalog);
+        if (!entry) throw new CliError(`unknown model: ${name} (see: soundry models list)`);
+        entries = [entry];
+      }
+      const onProgress = progressReporter(writeProgress);
+      const pulled: PullResult[] = [];
+      for (const entry of entries) {
+        pulled.push(
+          await pullModel(entry, { modelsDir: deps.modelsDir, onProgress, ...(deps.fetchImpl ? { fetchImpl: deps.fetchImpl } : {}) }),
+        );
+      }
+      deps.print(opts.allTts ? { pulled } : pulled[0]);
+    });
+}
