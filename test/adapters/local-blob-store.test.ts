@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,6 +40,18 @@ describe('LocalBlobStore', () => {
     expect(existsSync(src)).toBe(false);
     expect(await readFile(path.join(root, 'tasks/t1/output.mp3'), 'utf8')).toBe('abcdefghij');
     expect(await store.stat('tasks/t1/output.mp3')).toEqual({ size: 10, contentType: 'audio/mpeg' });
+  });
+
+  // /dev/shm is usually another filesystem than the temp dir: rename fails with EXDEV there.
+  const otherFs = existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync(os.tmpdir()).dev;
+  it.skipIf(!otherFs)('copies across filesystems and removes the source', async () => {
+    const src = path.join('/dev/shm', `soundry-blob-${process.pid}-${Date.now()}.wav`);
+    await writeFile(src, 'cross-device');
+    const info = await store.putFile('tasks/x/out.wav', src, 'audio/wav');
+    expect(info).toEqual({ size: 12, contentType: 'audio/wav' });
+    expect(existsSync(src)).toBe(false);
+    expect(await readFile(path.join(root, 'tasks/x/out.wav'), 'utf8')).toBe('cross-device');
+    expect(readdirSync(path.join(root, 'tasks/x'))).toEqual(['out.wav']);
   });
 
   it('overwrites an existing blob', async () => {
