@@ -15,14 +15,7 @@ import ipaddr from 'ipaddr.js';
  */
 
 export type FetchInputReason =
-  | 'scheme'
-  | 'blocked_address'
-  | 'too_large'
-  | 'timeout'
-  | 'http_status'
-  | 'dns'
-  | 'redirects'
-  | 'network';
+  | 'scheme' | 'blocked_address' | 'too_large' | 'timeout' | 'http_status' | 'dns' | 'redirects' | 'network';
 
 /** Message is safe to show to the API caller: no stack, no resolved IPs. */
 export class FetchInputError extends Error {

@@ -1,6 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
+import https from 'node:https';
+import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -264,6 +267,38 @@ describe('fetchToFile: limits and failures', () => {
     const err = await expectReason(fetchToFile(`http://public.test:${deadPort}/`, dest, opts()), 'network');
     expect(err.message).toContain('public.test');
     expect(err.message).not.toContain('127.0.0.1');
+  });
+
+  const hasOpenssl = (() => {
+    try {
+      execFileSync('openssl', ['version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.skipIf(!hasOpenssl)('speaks TLS to the pinned address with the name as SNI and verifies the certificate', async () => {
+    const key = path.join(dir, 'tls.key');
+    const cert = path.join(dir, 'tls.crt');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+      '-subj', '/CN=public.test', '-days', '1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+    const ctx = { key: readFileSync(key), cert: readFileSync(cert) };
+    const seen: string[] = [];
+    const tlsServer = https.createServer(
+      { ...ctx, SNICallback: (name, cb) => { seen.push(name); cb(null, tls.createSecureContext(ctx)); } },
+      (_req, res) => res.end('ok'),
+    );
+    await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.1', r));
+    const tlsPort = (tlsServer.address() as AddressInfo).port;
+    try {
+      // Self-signed: the download must be refused, which proves certificates are checked.
+      const err = await expectReason(fetchToFile(`https://public.test:${tlsPort}/`, dest, opts()), 'network');
+      expect(err.message).toMatch(/TLS/);
+      expect(seen).toEqual(['public.test']);
+    } finally {
+      tlsServer.closeAllConnections();
+      await new Promise((r) => tlsServer.close(r));
+    }
   });
 
   it('honours an outer abort signal', async () => {
