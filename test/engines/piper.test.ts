@@ -88,6 +88,9 @@ describe('phonemesToIds', () => {
   it('decomposes to NFD codepoints and skips unknown ones', () => {
     expect(phonemesToIds('ãz', map)).toEqual({ ids: [1, 0, 14, 0, 141, 0, 2], mapped: 2, missing: ['z'] });
   });
+  it("applies the config's phoneme_map before id lookup", () => {
+    expect(phonemesToIds('a', map, { a: ['b', 'a'] }).ids).toEqual([1, 0, 15, 0, 14, 0, 2]);
+  });
 });
 
 describe('parseEngineVoice', () => {

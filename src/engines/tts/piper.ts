@@ -34,6 +34,7 @@ export interface PiperVoiceConfig {
   inference?: { noise_scale?: number; length_scale?: number; noise_w?: number };
   phoneme_type?: 'espeak' | 'text';
   phoneme_id_map: Record<string, number[]>;
+  phoneme_map?: Record<string, string[]>;
   num_speakers?: number;
   speaker_id_map?: Record<string, number>;
 }
@@ -58,12 +59,15 @@ const PEAK = 0.95;
 export function phonemesToIds(
   phonemes: string,
   idMap: Record<string, number[]>,
+  phonemeMap: Record<string, string[]> = {},
 ): { ids: number[]; mapped: number; missing: string[] } {
   const pad = idMap[PAD] ?? [];
   const ids: number[] = [...(idMap[BOS] ?? []), ...pad];
   const missing: string[] = [];
   let mapped = 0;
-  for (const cp of Array.from(phonemes.normalize('NFD'))) {
+  // The config's optional phoneme_map rewrites a phoneme into others before id lookup (usually empty).
+  const codepoints = Array.from(phonemes.normalize('NFD')).flatMap((cp) => phonemeMap[cp] ?? [cp]);
+  for (const cp of codepoints) {
     const cpIds = idMap[cp];
     if (!cpIds) {
       missing.push(cp);
@@ -236,7 +240,7 @@ export class PiperEngine implements TtsEngine {
     const gap = new Float32Array(Math.round((this.sentenceSilenceSeconds * sampleRate) / rate));
     for (let i = 0; i < sentences.length; i++) {
       ctx.signal.throwIfAborted();
-      const { ids, mapped } = phonemesToIds(sentences[i]!, voice.config.phoneme_id_map);
+      const { ids, mapped } = phonemesToIds(sentences[i]!, voice.config.phoneme_id_map, voice.config.phoneme_map);
       if (mapped > 0) {
         if (pieces.length > 0 && gap.length > 0) pieces.push(gap);
         pieces.push(await this.runIds(voice, ids, lengthScale, sid));
