@@ -1,0 +1,60 @@
+import type { EngineVoice, TtsEngine } from '../../ports/engines.js';
+import { EspeakEngine } from './espeak.js';
+import { FliteEngine } from './flite.js';
+import { JapaneseReader } from './japanese.js';
+import { SonicStretcher } from './sonic.js';
+import { apiIdOf, toVoiceRecord, type VoiceRecord } from './voices.js';
+
+export interface TtsRegistry {
+  engines: Map<string, TtsEngine>;
+  /** The espeak instance, also the phonemizer for phoneme-driven engines (Piper). */
+  espeak: EspeakEngine;
+  /** Shared helpers for the pipeline, so their WASM/dictionaries load once per registry. */
+  sonic: SonicStretcher;
+  japanese: JapaneseReader;
+  listVoices(): Promise<VoiceRecord[]>;
+  resolveVoice(id: number): Promise<{ voice: EngineVoice; engine: TtsEngine } | null>;
+}
+
+/**
+ * The voice library: built-in engines (espeak, flite) plus any extra engines, all addressed by the
+ * numeric API id (built-in table, or the extra engine's own `apiId`). Voices without an id are not
+ * offered; on an id clash the first engine wins (built-ins come first), so ids never change meaning.
+ * Pass `espeak` to share one instance with an extra engine that phonemizes through it.
+ */
+export function createTtsRegistry(deps: { extraEngines?: TtsEngine[]; espeak?: EspeakEngine } = {}): TtsRegistry {
+  const espeak = deps.espeak ?? new EspeakEngine();
+  const engines = new Map<string, TtsEngine>();
+  for (const engine of [espeak, new FliteEngine(), ...(deps.extraEngines ?? [])]) {
+    if (engines.has(engine.id)) throw new Error(`two TTS engines named ${engine.id}`);
+    engines.set(engine.id, engine);
+  }
+
+  async function catalogue(): Promise<Array<{ id: number; voice: EngineVoice; engine: TtsEngine }>> {
+    const seen = new Set<number>();
+    const out: Array<{ id: number; voice: EngineVoice; engine: TtsEngine }> = [];
+    for (const engine of engines.values()) {
+      for (const voice of await engine.listVoices()) {
+        const id = apiIdOf(voice);
+        if (id === null || seen.has(id)) continue;
+        seen.add(id);
+        out.push({ id, voice, engine });
+      }
+    }
+    return out;
+  }
+
+  return {
+    engines,
+    espeak,
+    sonic: new SonicStretcher(),
+    japanese: new JapaneseReader(),
+    async listVoices() {
+      return (await catalogue()).map((e) => toVoiceRecord(e.voice, e.id));
+    },
+    async resolveVoice(id: number) {
+      const hit = (await catalogue()).find((e) => e.id === id);
+      return hit ? { voice: hit.voice, engine: hit.engine } : null;
+    },
+  };
+}
