@@ -75,17 +75,20 @@ const FULL_SET: VariantSpec[] = [
 ];
 const REGIONAL_SET: VariantSpec[] = [FULL_SET[0]!, FULL_SET[4]!];
 
-/** Spec language key -> espeak voices with a display label. */
-const LANGUAGE_VOICES: Array<{ language: string; espeak: string; label: string; variants: VariantSpec[] }> = [
+/**
+ * Spec language key -> espeak voices with a display label. `espeak` names the voice in keys;
+ * `file` is what espeak's SetVoiceByName accepts when it differs (British English is the plain "en").
+ */
+const LANGUAGE_VOICES: Array<{ language: string; espeak: string; file?: string; label: string; variants: VariantSpec[] }> = [
   { language: 'en', espeak: 'en-us', label: 'English (US)', variants: FULL_SET },
-  { language: 'en', espeak: 'en-gb', label: 'English (UK)', variants: REGIONAL_SET },
+  { language: 'en', espeak: 'en-gb', file: 'en', label: 'English (UK)', variants: REGIONAL_SET },
   { language: 'zh', espeak: 'cmn', label: 'Chinese (Mandarin)', variants: FULL_SET },
   { language: 'zh_yue', espeak: 'yue', label: 'Chinese (Cantonese)', variants: FULL_SET },
   { language: 'ar', espeak: 'ar', label: 'Arabic', variants: FULL_SET },
   { language: 'ru', espeak: 'ru', label: 'Russian', variants: FULL_SET },
   { language: 'es', espeak: 'es', label: 'Spanish (Spain)', variants: FULL_SET },
   { language: 'es', espeak: 'es-419', label: 'Spanish (Latin America)', variants: REGIONAL_SET },
-  { language: 'fr', espeak: 'fr-fr', label: 'French', variants: FULL_SET },
+  { language: 'fr', espeak: 'fr', label: 'French', variants: FULL_SET },
   { language: 'pt', espeak: 'pt-br', label: 'Portuguese (Brazil)', variants: FULL_SET },
   { language: 'pt', espeak: 'pt', label: 'Portuguese (Portugal)', variants: REGIONAL_SET },
   { language: 'de', espeak: 'de', label: 'German', variants: FULL_SET },
@@ -102,7 +105,7 @@ export function espeakVoiceCatalogue(): EngineVoice[] {
       gender: v.gender,
       age: v.age,
       displayName: `${l.label} ${v.label}`,
-      engineVoice: `${l.espeak}+${v.variant}`,
+      engineVoice: `${l.file ?? l.espeak}+${v.variant}`,
     })),
   );
 }

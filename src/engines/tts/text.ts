@@ -59,6 +59,8 @@ const SPEAKABLE = /[\p{L}\p{N}]/u;
 /** Sentence ends: runs of terminal marks, optionally followed by closing quotes/brackets. */
 const SENTENCE_END = /([.!?…]+|[。！？｡]+|[؟۔]+|[!?]+)(["'”’»」』）)\]]*)/gu;
 
+const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
 function splitSentences(line: string): string[] {
   const sentences: string[] = [];
   let start = 0;
@@ -66,9 +68,10 @@ function splitSentences(line: string): string[] {
     const end = match.index + match[0].length;
     const mark = match[1]!;
     const next = line[end];
-    const isCjkMark = /[。！？｡]/u.test(mark);
+    // NFKC has turned full-width ！？ into ASCII: after CJK text they end a sentence without a space.
+    const isCjk = /[。！？｡]/u.test(mark) || (mark !== '.' && CJK_CHAR.test(line[match.index - 1] ?? ''));
     // Latin marks end a sentence only before whitespace or the end ("3.5", "example.com" stay whole).
-    if (!isCjkMark && next !== undefined && !/\s/u.test(next)) continue;
+    if (!isCjk && next !== undefined && !/\s/u.test(next)) continue;
     if (mark === '.') {
       const word = /([\p{L}.]+)$/u.exec(line.slice(start, match.index))?.[1] ?? '';
       // "Dr. Smith", "e.g. this", "J. R. R. Tolkien": not sentence ends.
