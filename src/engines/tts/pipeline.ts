@@ -109,13 +109,26 @@ export function trimSilence(x: Float32Array, sampleRate: number): Float32Array {
   return x.slice(start, end);
 }
 
-/** Raised-cosine fade-in and fade-out, in place. */
+/**
+ * Raised-cosine fade-in and fade-out, in place, anchored where the signal actually starts and ends
+ * (engines such as espeak start and stop voicing abruptly after exact-zero padding, which would
+ * click at a join however the padding itself is faded). Anything outside is set to exact zero.
+ */
 export function fade(x: Float32Array, sampleRate: number): void {
-  const n = Math.min(Math.round(FADE_S * sampleRate), Math.floor(x.length / 2));
+  let peak = 0;
+  for (const v of x) peak = Math.max(peak, Math.abs(v));
+  const floor = peak * 1e-3;
+  let a = 0;
+  while (a < x.length && Math.abs(x[a]!) <= floor) a++;
+  let b = x.length - 1;
+  while (b > a && Math.abs(x[b]!) <= floor) b--;
+  x.fill(0, 0, a);
+  x.fill(0, b + 1);
+  const n = Math.min(Math.round(FADE_S * sampleRate), Math.floor((b - a + 1) / 2));
   for (let i = 0; i < n; i++) {
     const g = 0.5 - 0.5 * Math.cos((Math.PI * i) / n);
-    x[i] = x[i]! * g;
-    x[x.length - 1 - i] = x[x.length - 1 - i]! * g;
+    x[a + i] = x[a + i]! * g;
+    x[b - i] = x[b - i]! * g;
   }
 }
 
