@@ -29,8 +29,7 @@ function fieldPath(instancePath: string): string {
 function validationMessage(err: FastifyError): string {
   if (hasZodFastifySchemaValidationErrors(err)) {
     const parts = err.validation.map((v) => {
-      const params = v.params as { issue?: { code?: string; input?: unknown } } | undefined;
-      const missing = params?.issue?.code === 'invalid_type' && params.issue.input === undefined;
+      const missing = /received undefined$/.test(v.message ?? '');
       return `${fieldPath(v.instancePath) || 'body'}: ${missing ? 'required' : v.message}`;
     });
     return `Invalid parameters: ${parts.join('; ')}`;

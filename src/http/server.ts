@@ -35,7 +35,7 @@ export interface HttpDeps {
 }
 
 export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 8 * 1024 * 1024, disableRequestLogging: true, trustProxy: false });
+  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 8 * 1024 * 1024, trustProxy: false });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);

@@ -1,6 +1,8 @@
 import { MessageChannel } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { TaskFailure } from '../../domain/errors.js';
+import type { ThreadReply } from './engine-thread.js';
 
 export interface ThreadTaskOptions {
   signal: AbortSignal;
@@ -34,7 +36,12 @@ export class EngineThreadPool {
     const channel = new MessageChannel();
     channel.port1.on('message', (fraction: number) => opts.onProgress(fraction));
     try {
-      return (await this.piscina.run({ name, input, progressPort: channel.port2 }, { signal: opts.signal, transferList: [channel.port2] })) as T;
+      const reply = (await this.piscina.run(
+        { name, input, progressPort: channel.port2 },
+        { signal: opts.signal, transferList: [channel.port2] },
+      )) as ThreadReply<T>;
+      if (!reply.ok) throw new TaskFailure(reply.failure);
+      return reply.value;
     } finally {
       channel.port1.close();
     }

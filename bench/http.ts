@@ -1,0 +1,62 @@
+/**
+ * HTTP throughput and p99 latency of Soundry's create and query operations, as ratios of a bare
+ * Fastify route measured in the same run (servers in child processes, load from this one).
+ */
+import autocannon from 'autocannon';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqlite } from '../src/adapters/sqlite/database.js';
+import { SqlAccountStore } from '../src/adapters/sql/account-store.js';
+import { issueApiKey } from '../src/services/auth.js';
+import { machine, startNode, waitHttp, writeResult } from './lib.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+
+interface Row { name: string; rps: number; p99: number; errors: number; non2xx: number }
+
+async function load(name: string, opts: autocannon.Options): Promise<Row> {
+  const r = await autocannon({ duration: SECONDS, connections: CONNECTIONS, ...opts });
+  return { name, rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export async function benchHttp(): Promise<string> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'soundry-bench-'));
+  const db = await openSqlite(join(dataDir, 'soundry.db'));
+  const issued = await issueApiKey(new SqlAccountStore(db), { credits: 1e9, rateLimit: 1e9, concurrency: 1e9 });
+  await db.destroy();
+  const bare = startNode(['bench/bare-server.ts'], { PORT: '18081' });
+  const soundry = startNode(['src/main.ts'], { ROLE: 'api', DATA_DIR: dataDir, PORT: '18082', LOG_LEVEL: 'warn' });
+  try {
+    await waitHttp('http://127.0.0.1:18081/');
+    await waitHttp('http://127.0.0.1:18082/healthz');
+    const headers = { 'content-type': 'application/json', 'api-key': issued.apiKey };
+    const voices = (await (await fetch('http://127.0.0.1:18082/audio/api/v1/api-keys/tts/voices?language=en', { headers })).json()) as any;
+    const body = JSON.stringify({ voice_id: voices.data.records[0].id, emotion: 0, speed: 1, language: 'en', text: 'Benchmark sentence.' });
+    const created = (await (await fetch('http://127.0.0.1:18082/audio/api/v1/api-keys/tts/task/create', { method: 'POST', headers, body })).json()) as any;
+    const query = JSON.stringify({ global_id: created.data.job_id });
+
+    const rows: Row[] = [];
+    rows.push(await load('bare Fastify POST (baseline)', { url: 'http://127.0.0.1:18081/echo', method: 'POST', headers, body: query }));
+    rows.push(await load('tts/task/get (auth + rate limit + SELECT)', { url: 'http://127.0.0.1:18082/audio/api/v1/api-keys/tts/task/get', method: 'POST', headers, body: query }));
+    rows.push(await load('tts/task/create (auth + validation + INSERT task and job)', { url: 'http://127.0.0.1:18082/audio/api/v1/api-keys/tts/task/create', method: 'POST', headers, body }));
+    const base = rows[0]!;
+    const lines = [
+      `# HTTP throughput and latency`,
+      ``,
+      `Machine: ${machine()}. ${CONNECTIONS} connections, ${SECONDS} s per row, autocannon in the bench process, each server in its own process (ROLE=api for Soundry, embedded SQLite in WAL mode). Command: \`npm run bench -- http\`. Measured ${new Date().toISOString()}.`,
+      ``,
+      `| route | req/s | ratio to bare | p99 ms | p99 ratio | errors / non-2xx |`,
+      `|---|---|---|---|---|---|`,
+      ...rows.map((r) => `| ${r.name} | ${r.rps.toFixed(0)} | ${(r.rps / base.rps).toFixed(2)} | ${r.p99} | ${(r.p99 / Math.max(base.p99, 1)).toFixed(1)} | ${r.errors} / ${r.non2xx} |`),
+      ``,
+    ];
+    return writeResult('http', lines.join('\n'));
+  } finally {
+    bare.kill('SIGTERM');
+    soundry.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,12 @@
+/** `npm run bench [-- http|tts ...]`: runs the named benchmarks (all by default); results in bench/results/. */
+import { benchHttp } from './http.js';
+import { benchTts } from './tts.js';
+
+const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts };
+const names = process.argv.slice(2).filter((a) => a !== '--');
+for (const name of names.length ? names : Object.keys(all)) {
+  const fn = all[name];
+  if (!fn) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(all).join(', ')}`);
+  const path = await fn();
+  console.log(`${name}: ${path}`);
+}
