@@ -145,4 +145,25 @@ export class LocalBlobStore implements BlobStore {
       names.filter((n) => n.startsWith(base)).map((n) => rm(path.join(dir, n), { recursive: true, force: true })),
     );
   }
+
+  async deleteOlderThan(folder: string, cutoffMs: number): Promise<number> {
+    const dir = this.pathFor(folder.replace(/\/+$/, ''));
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (err) {
+      if (isMissing(err)) return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const entry = path.join(dir, name);
+      const st = await stat(entry).catch(() => null);
+      if (st && st.mtimeMs < cutoffMs) {
+        await rm(entry, { recursive: true, force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
 }

@@ -60,7 +60,7 @@ export async function buildContainer(config: Config, logger: Logger) {
     taskTtlMs: config.TASK_TTL_SECONDS * 1000,
     fileUrl: (key) => signer.sign(key),
   });
-  const reaper = new RetentionReaper({ tasks, blobs, logger }, config.REAPER_INTERVAL_SECONDS * 1000);
+  const reaper = new RetentionReaper({ tasks, blobs, logger }, config.REAPER_INTERVAL_SECONDS * 1000, config.TASK_TTL_SECONDS * 1000);
 
   return {
     config,

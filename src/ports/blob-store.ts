@@ -17,4 +17,9 @@ export interface BlobStore {
   read(key: string, range?: { start: number; end: number }): Promise<Readable>;
   /** Removes every blob whose key starts with prefix (a task's files). */
   deletePrefix(prefix: string): Promise<void>;
+  /**
+   * Removes the entries directly under `folder` (e.g. each `uploads/<id>/`) stored before `cutoffMs`.
+   * Returns how many were removed. Used for uploads, which have no task row to expire with.
+   */
+  deleteOlderThan(folder: string, cutoffMs: number): Promise<number>;
 }

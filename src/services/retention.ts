@@ -12,6 +12,8 @@ export class RetentionReaper {
   constructor(
     private readonly deps: { tasks: TaskStore; blobs: BlobStore; logger: Logger },
     private readonly intervalMs: number,
+    /** Uploads have no task row: they expire by age, with the same TTL as tasks. */
+    private readonly uploadTtlMs: number,
   ) {}
 
   start(): void {
@@ -28,9 +30,9 @@ export class RetentionReaper {
     this.timer = null;
   }
 
-  /** Returns the number of tasks removed. */
+  /** Returns the number of tasks and uploads removed. */
   async sweep(now = Date.now()): Promise<number> {
-    let removed = 0;
+    let removed = await this.deps.blobs.deleteOlderThan('uploads', now - this.uploadTtlMs);
     for (;;) {
       const batch = await this.deps.tasks.listExpired(now, 100);
       if (batch.length === 0) return removed;

@@ -1,0 +1,63 @@
+import { utimes } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const API = '/audio/api/v1/api-keys';
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => app?.close());
+
+async function upload(key: string, name: string, bytes: Buffer) {
+  const form = new FormData();
+  form.append('file', new Blob([bytes]), name);
+  const res = await fetch(`${app.baseUrl}${API}/files/upload`, { method: 'POST', headers: { 'api-key': key }, body: form });
+  return res.json() as Promise<any>;
+}
+
+describe('uploads', () => {
+  it('answers a signed URL that serves the same bytes; refuses without a key', async () => {
+    const { key } = await app.newKey();
+    const bytes = Buffer.from('RIFF....WAVEfmt some bytes that stand in for audio');
+    const res = await upload(key, '../../evil name.wav', bytes);
+    expect(res.code).toBe(100000);
+    expect(res.data.url).toMatch(/\/files\/uploads\/[0-9a-f]+\/evil_name\.wav\?exp=\d+&sig=/);
+    const got = await fetch(res.data.url);
+    expect(got.status).toBe(200);
+    expect(Buffer.from(await got.arrayBuffer())).toEqual(bytes);
+    expect((await upload('sk_bad', 'a.wav', bytes)).code).toBe(101002);
+  });
+
+  it('refuses a multipart request without a file', async () => {
+    const { key } = await app.newKey();
+    const form = new FormData();
+    form.append('other', 'x');
+    const res = (await (await fetch(`${app.baseUrl}${API}/files/upload`, { method: 'POST', headers: { 'api-key': key }, body: form })).json()) as any;
+    expect(res.code).toBe(100002);
+  });
+});
+
+describe('retention', () => {
+  it('an expired task answers 101008 and its files are gone; old uploads are removed', async () => {
+    const { key } = await app.newKey();
+    const voice = (await app.get(`${API}/tts/voices?language=en`, key)).json.data.records[0];
+    const created = await app.post(`${API}/tts/task/create`, { voice_id: voice.id, emotion: 0, speed: 1, language: 'en', text: 'Short lived.' }, key);
+    const done = await app.waitTask(`${API}/tts/task/get`, 'global_id', created.json.data.job_id, key);
+    expect(done.data.status).toBe('success');
+    expect((await fetch(done.data.output)).status).toBe(200);
+    const uploaded = await upload(key, 'old.wav', Buffer.from('old upload'));
+    const uploadDir = join(app.config.BLOB_DIR, ...new URL(uploaded.data.url).pathname.split('/').slice(2, 4));
+    const old = new Date(Date.now() - (app.config.TASK_TTL_SECONDS + 60) * 1000);
+    await utimes(uploadDir, old, old);
+
+    await app.container.db.updateTable('tasks').set({ expires_at: Date.now() - 1 }).where('id', '=', created.json.data.job_id).execute();
+    const removed = await app.container.reaper.sweep();
+    expect(removed).toBeGreaterThanOrEqual(2);
+    expect((await app.post(`${API}/tts/task/get`, { global_id: created.json.data.job_id }, key)).json.code).toBe(101008);
+    expect((await fetch(done.data.output)).status).toBe(404);
+    expect((await fetch(uploaded.data.url)).status).toBe(404);
+  });
+});
