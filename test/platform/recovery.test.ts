@@ -41,10 +41,12 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | null | f
   }
 }
 
-const exited = (child: ChildProcess) => new Promise<number | null>((r) => (child.exitCode !== null ? r(child.exitCode) : child.once('exit', (code) => r(code))));
+// A process killed by a signal has exitCode null and signalCode set: both mean it is gone.
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((r) => (child.exitCode !== null || child.signalCode !== null ? r(child.exitCode) : child.once('exit', (code) => r(code))));
 
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
 describe('durable tasks across a crash and a graceful stop', () => {
@@ -85,7 +87,7 @@ describe('durable tasks across a crash and a graceful stop', () => {
       const job = await db.selectFrom('tasks').select(['charged']).where('id', '=', id).executeTakeFirstOrThrow();
       expect(Number(job.charged)).toBe(price);
     } finally {
-      for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
       await Promise.all(children.map(exited));
       await db.destroy();
       await rm(dataDir, { recursive: true, force: true });
