@@ -13,7 +13,7 @@ afterAll(async () => app?.close());
 
 async function upload(key: string, name: string, bytes: Buffer) {
   const form = new FormData();
-  form.append('file', new Blob([bytes]), name);
+  form.append('file', new Blob([new Uint8Array(bytes)]), name);
   const res = await fetch(`${app.baseUrl}${API}/files/upload`, { method: 'POST', headers: { 'api-key': key }, body: form });
   return res.json() as Promise<any>;
 }
