@@ -23,21 +23,7 @@ async function main(): Promise<void> {
   const app =
     config.ROLE === 'worker'
       ? null
-      : await buildHttpServer({
-          auth: container.auth,
-          tasks: container.taskService,
-          voices: container.voices,
-          metrics: container.metrics,
-          health: container.health,
-          blobs: container.blobs,
-          signer: container.signer,
-          logger,
-          uploadMaxBytes: config.UPLOAD_MAX_BYTES,
-          uploadTtlSeconds: config.TASK_TTL_SECONDS,
-          tmpDir: config.TMP_DIR,
-          publicBaseUrl: config.PUBLIC_BASE_URL,
-          version: container.version,
-        });
+      : await buildHttpServer(container.httpDeps());
   if (app) {
     if (runner) app.addHook('onResponse', async () => runner.notify());
     await app.listen({ host: config.HOST, port: config.PORT });

@@ -23,6 +23,7 @@ import { TtsHandler } from '../jobs/handlers/tts.js';
 import type { TaskHandler } from '../jobs/handler.js';
 import { createVoiceLibrary } from '../engines/tts/setup.js';
 import { loadOrCreateSecret } from './secret.js';
+import type { HttpDeps } from '../http/server.js';
 
 export type Container = Awaited<ReturnType<typeof buildContainer>>;
 
@@ -60,6 +61,14 @@ export async function buildContainer(config: Config, logger: Logger) {
     taskTtlMs: config.TASK_TTL_SECONDS * 1000,
     fileUrl: (key) => signer.sign(key),
   });
+  const health = {
+    async check() {
+      await tasks.ping();
+      if (config.ROLE !== 'api' && !runner?.isAlive()) throw new Error('workers are not running');
+      return { database: 'ok', workers: config.ROLE === 'api' ? 'remote' : `${runner?.kinds.join(',')}` };
+    },
+  };
+  const version = packageVersion();
   const reaper = new RetentionReaper({ tasks, blobs, logger }, config.REAPER_INTERVAL_SECONDS * 1000, config.TASK_TTL_SECONDS * 1000);
 
   return {
@@ -77,13 +86,25 @@ export async function buildContainer(config: Config, logger: Logger) {
     metrics,
     taskService,
     reaper,
-    version: packageVersion(),
-    health: {
-      async check() {
-        await tasks.ping();
-        if (config.ROLE !== 'api' && !runner?.isAlive()) throw new Error('workers are not running');
-        return { database: 'ok', workers: config.ROLE === 'api' ? 'remote' : `${runner?.kinds.join(',')}` };
-      },
+    version,
+    health,
+    /** Everything the HTTP layer needs, so main and the tests build the same server. */
+    httpDeps(): HttpDeps {
+      return {
+        auth,
+        tasks: taskService,
+        voices,
+        metrics,
+        health,
+        blobs,
+        signer,
+        logger,
+        uploadMaxBytes: config.UPLOAD_MAX_BYTES,
+        uploadTtlSeconds: config.TASK_TTL_SECONDS,
+        tmpDir: config.TMP_DIR,
+        publicBaseUrl: config.PUBLIC_BASE_URL,
+        version,
+      };
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */
     async startWorkers(): Promise<JobRunner> {

@@ -40,21 +40,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
   const logger = pino({ level: 'silent' });
   const container = await buildContainer(config, logger);
   const runner = opts.workers === false ? null : await container.startWorkers();
-  const app = await buildHttpServer({
-    auth: container.auth,
-    tasks: container.taskService,
-    voices: container.voices,
-    metrics: container.metrics,
-    health: container.health,
-    blobs: container.blobs,
-    signer: container.signer,
-    logger,
-    uploadMaxBytes: config.UPLOAD_MAX_BYTES,
-    uploadTtlSeconds: config.TASK_TTL_SECONDS,
-    tmpDir: config.TMP_DIR,
-    publicBaseUrl: config.PUBLIC_BASE_URL,
-    version: container.version,
-  });
+  const app = await buildHttpServer(container.httpDeps());
   if (runner) app.addHook('onResponse', async () => runner.notify());
   await app.listen({ host: '127.0.0.1', port });
   const baseUrl = `http://127.0.0.1:${port}`;
