@@ -36,6 +36,8 @@ export interface AccountStore {
   createKey(key: Omit<ApiKey, 'createdAt'> & { hash: string }): Promise<ApiKey>;
   /** Looks a key up by its hash (an index lookup); the caller compares in constant time. */
   findKeyByHash(hash: string): Promise<(ApiKey & { hash: string }) | null>;
+  /** The key and its account in one lookup (the hot path of every authenticated request). */
+  findKeyWithAccount(hash: string): Promise<{ key: ApiKey & { hash: string }; account: Account } | null>;
   findKeyByPrefix(prefix: string): Promise<ApiKey[]>;
   setKeyEnabled(keyId: string, enabled: boolean): Promise<boolean>;
   /** Adds (or with a negative amount removes) credits, writing a ledger row; never below zero. */

@@ -34,8 +34,8 @@ export interface TaskStore {
    */
   completeSuccess(id: string, outcome: SuccessOutcome, now: number): Promise<boolean>;
   completeFailure(id: string, error: string, now: number): Promise<boolean>;
-  /** Unfinished tasks created with this key (queued or running). */
-  countUnfinishedForKey(apiKeyId: string): Promise<number>;
+  /** Unfinished tasks created with this key (queued or running), counted up to `atMost`. */
+  countUnfinishedForKey(apiKeyId: string, atMost: number): Promise<number>;
   list(filter: TaskFilter): Promise<TaskRecord[]>;
   listExpired(now: number, limit: number): Promise<TaskRecord[]>;
   delete(id: string): Promise<void>;

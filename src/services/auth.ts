@@ -37,13 +37,12 @@ export class AuthService {
   async authenticate(rawKey: string | undefined, op: Operation): Promise<Caller> {
     if (!rawKey) throw new AppError('INVALID_API_KEY');
     const hash = hashApiKey(rawKey);
-    const key = await this.accounts.findKeyByHash(hash);
+    const found = await this.accounts.findKeyWithAccount(hash);
     // The lookup is by hash; the constant-time comparison guards against a store that matches loosely.
-    if (!key || !timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex'))) {
+    if (!found || !timingSafeEqual(Buffer.from(found.key.hash, 'hex'), Buffer.from(hash, 'hex'))) {
       throw new AppError('INVALID_API_KEY');
     }
-    const account = await this.accounts.getAccount(key.accountId);
-    if (!account) throw new AppError('INVALID_API_KEY');
+    const { key, account } = found;
     const rateLimit = key.rateLimit ?? this.defaults.rateLimit;
     if (!(await this.limiter.consume(key.id, rateLimit))) throw new AppError('RATE_LIMITED');
     if (op === 'create') {

@@ -38,7 +38,7 @@ export class TaskService {
     if (balance <= 0 || (prepared.knownPrice !== null && balance < prepared.knownPrice)) {
       throw new AppError('INSUFFICIENT_CREDITS');
     }
-    if ((await this.deps.tasks.countUnfinishedForKey(caller.key.id)) >= caller.concurrency) {
+    if ((await this.deps.tasks.countUnfinishedForKey(caller.key.id, caller.concurrency)) >= caller.concurrency) {
       throw new AppError('CONCURRENCY_LIMITED');
     }
     const now = this.now();

@@ -73,6 +73,22 @@ export class SqlAccountStore implements AccountStore {
     return row ? toKey(row) : null;
   }
 
+  async findKeyWithAccount(hash: string): Promise<{ key: ApiKey & { hash: string }; account: Account } | null> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .selectAll('api_keys')
+      .select(['accounts.status as account_status', 'accounts.balance as account_balance', 'accounts.created_at as account_created_at'])
+      .where('api_keys.hash', '=', hash)
+      .executeTakeFirst();
+    if (!row) return null;
+    const { account_status, account_balance, account_created_at, ...key } = row;
+    return {
+      key: toKey(key),
+      account: toAccount({ id: key.account_id, status: account_status, balance: account_balance, created_at: account_created_at }),
+    };
+  }
+
   async findKeyByPrefix(prefix: string): Promise<ApiKey[]> {
     const rows = await this.db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).execute();
     return rows.map((r) => {

@@ -126,14 +126,16 @@ export class SqlTaskStore implements TaskStore {
     return Number(res.numUpdatedRows) > 0;
   }
 
-  async countUnfinishedForKey(apiKeyId: string): Promise<number> {
-    const row = await this.db
+  async countUnfinishedForKey(apiKeyId: string, atMost: number): Promise<number> {
+    // Counting stops at the limit: the caller only asks "is it reached?", and a backlog stays O(limit).
+    const rows = await this.db
       .selectFrom('tasks')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .select('id')
       .where('api_key_id', '=', apiKeyId)
       .where('state', 'in', ['queued', 'running'])
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+      .limit(atMost)
+      .execute();
+    return rows.length;
   }
 
   async list(filter: TaskFilter): Promise<TaskRecord[]> {

@@ -1,4 +1,4 @@
-import type { VoiceLibrary } from '../../ports/voices.js';
+import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
 import { PiperEngine } from './piper.js';
 import { createTtsRegistry, type TtsRegistry } from './registry.js';
 
@@ -17,13 +17,28 @@ export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number
   return registry;
 }
 
-/** The API side's view of the voice library: listing never loads a synthesizer. */
-export function createVoiceLibrary(opts: { modelsDir: string }): VoiceLibrary {
+/**
+ * The API side's view of the voice library: listing never loads a synthesizer. The list is kept
+ * for `refreshMs` so a create does not stat every model file; a model pulled by the CLI (another
+ * process) shows up within that time.
+ */
+export function createVoiceLibrary(opts: { modelsDir: string; refreshMs?: number; now?: () => number }): VoiceLibrary {
   const registry = createTtsEngines(opts);
+  const now = opts.now ?? Date.now;
+  const refreshMs = opts.refreshMs ?? 5000;
+  let cached: { at: number; voices: Promise<VoiceRecord[]>; byId: Promise<Map<number, VoiceRecord>> } | null = null;
+  const current = () => {
+    if (!cached || now() - cached.at > refreshMs) {
+      const voices = registry.listVoices();
+      cached = { at: now(), voices, byId: voices.then((list) => new Map(list.map((v) => [v.id, v]))) };
+      voices.catch(() => (cached = null));
+    }
+    return cached;
+  };
   return {
-    list: () => registry.listVoices(),
+    list: () => current().voices,
     async find(id) {
-      return (await registry.listVoices()).find((v) => v.id === id) ?? null;
+      return (await current().byId).get(id) ?? null;
     },
   };
 }
