@@ -25,13 +25,13 @@ export interface MediaInfo {
  * Every call gets these: no interactive stdin, and only the file and pipe protocols, so a crafted
  * input (playlist, concat list, subtitle with URLs) can neither reach the network nor other protocols.
  */
-const SAFE_ARGS = ['-nostdin', '-protocol_whitelist', 'file,pipe'];
+export const SAFE_ARGS = ['-nostdin', '-protocol_whitelist', 'file,pipe'];
 
 /**
  * Inputs from users may only be opened by ordinary media demuxers: playlist-like ones (hls, concat,
  * image2 patterns, tty, ffmetadata ...) would read other local files through the allowed file protocol.
  */
-const INPUT_FORMATS = [
+export const INPUT_FORMATS = [
   'wav', 'w64', 'mp3', 'flac', 'ogg', 'matroska', 'webm', 'mov', 'mp4', 'm4a', 'aac', 'aiff', 'caf', 'asf',
   'amr', 'au', 'avi', 'flv', 'mpeg', 'mpegts', 'ac3', 'eac3', 'dts', 'truehd', 'wv', 'ape', 'tta', 'opus', 'rm',
 ].join(',');
@@ -64,7 +64,7 @@ export function resolveMediaTools(opts: { preferSystem: boolean }): MediaTools {
 }
 
 /** Input paths go through the file: protocol so a name like "concat:a|b" or "-x" is never read as anything else. */
-function fileUrl(path: string): string {
+export function fileUrl(path: string): string {
   return `file:${isAbsolute(path) ? path : resolve(path)}`;
 }
 
@@ -120,7 +120,7 @@ function toolName(bin: string): string {
   return bin.split(/[\\/]/).pop() ?? bin;
 }
 
-function abortError(signal: AbortSignal): Error {
+export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error) return reason;
   const err = new Error('aborted');
@@ -141,7 +141,7 @@ function interleave(audio: AudioData): Buffer {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
 
-const CODEC_ARGS: Record<'mp3' | 'wav' | 'flac', (kbps: number) => string[]> = {
+export const CODEC_ARGS: Record<'mp3' | 'wav' | 'flac', (kbps: number) => string[]> = {
   mp3: (kbps) => ['-c:a', 'libmp3lame', '-b:a', `${kbps}k`, '-f', 'mp3'],
   wav: () => ['-c:a', 'pcm_s16le', '-f', 'wav'],
   flac: () => ['-c:a', 'flac', '-f', 'flac'],
