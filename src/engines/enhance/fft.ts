@@ -1,0 +1,131 @@
+/**
+ * Real FFT (power-of-two sizes) through a half-size complex radix-2 FFT with precomputed twiddles and
+ * bit reversal. One instance per size and per user: scratch buffers are reused, so no allocation per frame.
+ */
+export class RealFFT {
+  readonly bins: number;
+  private readonly m: number;
+  private readonly rev: Uint32Array;
+  private readonly cosT: Float64Array;
+  private readonly sinT: Float64Array;
+  private readonly wr: Float64Array;
+  private readonly wi: Float64Array;
+  private readonly zr: Float64Array;
+  private readonly zi: Float64Array;
+
+  constructor(readonly size: number) {
+    if (size < 4 || (size & (size - 1)) !== 0) throw new Error(`FFT size must be a power of two >= 4, got ${size}`);
+    const m = size >> 1;
+    this.m = m;
+    this.bins = m + 1;
+    const bits = Math.log2(m);
+    this.rev = new Uint32Array(m);
+    for (let i = 0; i < m; i++) {
+      let r = 0;
+      for (let b = 0; b < bits; b++) r |= ((i >> b) & 1) << (bits - 1 - b);
+      this.rev[i] = r;
+    }
+    this.cosT = new Float64Array(m >> 1 || 1);
+    this.sinT = new Float64Array(m >> 1 || 1);
+    for (let i = 0; i < m >> 1; i++) {
+      this.cosT[i] = Math.cos((2 * Math.PI * i) / m);
+      this.sinT[i] = -Math.sin((2 * Math.PI * i) / m);
+    }
+    this.wr = new Float64Array(m + 1);
+    this.wi = new Float64Array(m + 1);
+    for (let k = 0; k <= m; k++) {
+      this.wr[k] = Math.cos((2 * Math.PI * k) / size);
+      this.wi[k] = -Math.sin((2 * Math.PI * k) / size);
+    }
+    this.zr = new Float64Array(m);
+    this.zi = new Float64Array(m);
+  }
+
+  /** In-place complex FFT of size m on zr/zi (sign -1 forward, +1 inverse without scaling). */
+  private complex(inverse: boolean): void {
+    const { m, zr, zi, rev, cosT, sinT } = this;
+    for (let i = 0; i < m; i++) {
+      const j = rev[i]!;
+      if (j > i) {
+        let t = zr[i]!; zr[i] = zr[j]!; zr[j] = t;
+        t = zi[i]!; zi[i] = zi[j]!; zi[j] = t;
+      }
+    }
+    const sgn = inverse ? -1 : 1;
+    for (let len = 2; len <= m; len <<= 1) {
+      const half = len >> 1;
+      const step = m / len;
+      for (let s = 0; s < m; s += len) {
+        for (let k = 0; k < half; k++) {
+          const c = cosT[k * step]!;
+          const si = sgn * sinT[k * step]!;
+          const a = s + k;
+          const b = a + half;
+          const tr = zr[b]! * c - zi[b]! * si;
+          const ti = zr[b]! * si + zi[b]! * c;
+          zr[b] = zr[a]! - tr;
+          zi[b] = zi[a]! - ti;
+          zr[a] = zr[a]! + tr;
+          zi[a] = zi[a]! + ti;
+        }
+      }
+    }
+  }
+
+  /** x (length size) -> re/im (length size/2+1). */
+  forward(x: ArrayLike<number>, re: Float32Array | Float64Array, im: Float32Array | Float64Array): void {
+    const { m, zr, zi, wr, wi } = this;
+    for (let k = 0; k < m; k++) {
+      zr[k] = x[2 * k]!;
+      zi[k] = x[2 * k + 1]!;
+    }
+    this.complex(false);
+    for (let k = 0; k <= m; k++) {
+      const a = k === m ? 0 : k;
+      const b = k === 0 ? 0 : m - k;
+      const zkr = zr[a]!, zki = zi[a]!, zcr = zr[b]!, zci = -zi[b]!;
+      const er = 0.5 * (zkr + zcr), ei = 0.5 * (zki + zci);
+      // O = (Z[k] - conj(Z[m-k])) / 2i
+      const dr = zkr - zcr, di = zki - zci;
+      const or = 0.5 * di, oi = -0.5 * dr;
+      re[k] = er + wr[k]! * or - wi[k]! * oi;
+      im[k] = ei + wr[k]! * oi + wi[k]! * or;
+    }
+  }
+
+  /** re/im (length size/2+1) -> x (length size), scaled so inverse(forward(x)) == x. */
+  inverse(re: ArrayLike<number>, im: ArrayLike<number>, x: Float32Array | Float64Array): void {
+    const { m, zr, zi, wr, wi } = this;
+    for (let k = 0; k < m; k++) {
+      const xr = re[k]!, xi = im[k]!;
+      const cr = re[m - k]!, ci = -im[m - k]!;
+      const er = 0.5 * (xr + cr), ei = 0.5 * (xi + ci);
+      const dr = 0.5 * (xr - cr), di = 0.5 * (xi - ci);
+      // O = D / W^k  (W^k unit modulus: multiply by its conjugate)
+      const or = dr * wr[k]! + di * wi[k]!;
+      const oi = di * wr[k]! - dr * wi[k]!;
+      // Z = E + i O
+      zr[k] = er - oi;
+      zi[k] = ei + or;
+    }
+    this.complex(true);
+    const s = 1 / m;
+    for (let k = 0; k < m; k++) {
+      x[2 * k] = zr[k]! * s;
+      x[2 * k + 1] = zi[k]! * s;
+    }
+  }
+}
+
+export function hann(n: number, periodic = true): Float32Array {
+  const w = new Float32Array(n);
+  const d = periodic ? n : n - 1;
+  for (let i = 0; i < n; i++) w[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / d);
+  return w;
+}
+
+export function nextPow2(n: number): number {
+  let p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
