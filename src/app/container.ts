@@ -10,7 +10,7 @@ import { SqlJobQueue } from '../adapters/sql/queue.js';
 import { LocalBlobStore } from '../adapters/local-blob-store.js';
 import { MemoryRateLimiter } from '../adapters/memory-rate-limiter.js';
 import { createUrlSigner } from '../http/signed-url.js';
-import { resolveMediaTools } from '../media/ffmpeg.js';
+import { encodeAudio, resolveMediaTools } from '../media/ffmpeg.js';
 import { AuthService } from '../services/auth.js';
 import { TaskService } from '../services/tasks.js';
 import { Metrics } from '../services/metrics.js';
@@ -19,6 +19,7 @@ import type { KindApi } from '../services/kinds/kind-api.js';
 import { TtsKindApi } from '../services/kinds/tts.js';
 import { JobRunner } from '../jobs/runner.js';
 import { EngineThreadPool } from '../jobs/threads/pool.js';
+import type { TtsThreadOutput } from '../jobs/threads/engine-thread.js';
 import { TtsHandler } from '../jobs/handlers/tts.js';
 import type { TaskHandler } from '../jobs/handler.js';
 import { createVoiceLibrary } from '../engines/tts/setup.js';
@@ -54,6 +55,19 @@ export async function buildContainer(config: Config, logger: Logger) {
   const metrics = new Metrics(queue);
   let runner: JobRunner | null = null;
   let pool: EngineThreadPool | null = null;
+  // One pool per process, made on first use: workers need it, and the API needs it for voice samples.
+  const enginePool = () =>
+    (pool ??= new EngineThreadPool({ threads: config.WORKER_THREADS, workerData: { modelsDir: config.MODELS_DIR } }));
+  const voiceSamples = {
+    async render(voice: { id: number; language: string }, text: string, path: string) {
+      const out = await enginePool().run<TtsThreadOutput>(
+        'tts',
+        { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
+        { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
+      );
+      await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });
+    },
+  };
   const taskService = new TaskService({
     tasks,
     queue,
@@ -104,12 +118,12 @@ export async function buildContainer(config: Config, logger: Logger) {
         tmpDir: config.TMP_DIR,
         publicBaseUrl: config.PUBLIC_BASE_URL,
         version,
+        voiceSamples,
       };
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */
     async startWorkers(): Promise<JobRunner> {
-      pool = new EngineThreadPool({ threads: config.WORKER_THREADS, workerData: { modelsDir: config.MODELS_DIR } });
-      const handlers = new Map<TaskKind, TaskHandler>([['tts', new TtsHandler({ pool, blobs, ffmpeg: media.ffmpeg })]]);
+      const handlers = new Map<TaskKind, TaskHandler>([['tts', new TtsHandler({ pool: enginePool(), blobs, ffmpeg: media.ffmpeg })]]);
       runner = new JobRunner(
         { queue, tasks, handlers, metrics, logger },
         {

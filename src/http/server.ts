@@ -17,6 +17,7 @@ import { registerVoiceRoutes } from './routes/voices.js';
 import { registerSystemRoutes, type HealthProbe } from './routes/system.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerUploadRoutes } from './routes/upload.js';
+import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voice-assets.js';
 
 export interface HttpDeps {
   auth: AuthService;
@@ -32,6 +33,7 @@ export interface HttpDeps {
   tmpDir: string;
   publicBaseUrl: string;
   version: string;
+  voiceSamples: VoiceSampleRenderer;
 }
 
 export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> {
@@ -70,7 +72,8 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
 
   const inFlight = new InFlightRequests();
   registerTaskRoutes(app, { auth: deps.auth, tasks: deps.tasks, inFlight });
-  registerVoiceRoutes(app, { auth: deps.auth, voices: deps.voices, inFlight });
+  registerVoiceRoutes(app, { auth: deps.auth, voices: deps.voices, inFlight, publicBaseUrl: deps.publicBaseUrl });
+  registerVoiceAssetRoutes(app, { voices: deps.voices, blobs: deps.blobs, samples: deps.voiceSamples, tmpDir: deps.tmpDir });
   registerUploadRoutes(app, {
     auth: deps.auth,
     inFlight,

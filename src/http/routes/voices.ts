@@ -24,7 +24,7 @@ function filter(voices: VoiceRecord[], q: { language?: string; gender?: number }
 
 export function registerVoiceRoutes(
   app: FastifyInstance,
-  deps: { auth: AuthService; voices: VoiceLibrary; inFlight: InFlightRequests },
+  deps: { auth: AuthService; voices: VoiceLibrary; inFlight: InFlightRequests; publicBaseUrl: string },
 ): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(`${BASE}/tts/voices`, {
@@ -54,8 +54,8 @@ export function registerVoiceRoutes(
         age: v.age,
         age_text: AGE_TEXT[v.age] ?? '',
         emotion: v.emotion,
-        image: '',
-        audio: '',
+        image: `${deps.publicBaseUrl}/assets/voices/${v.id}.svg`,
+        audio: `${deps.publicBaseUrl}/assets/voices/${v.id}.mp3`,
         voice_id: String(v.id),
         tags: [v.language, GENDER_TEXT[v.gender] ?? '', AGE_TEXT[v.age] ?? ''].filter(Boolean),
         name: v.name,

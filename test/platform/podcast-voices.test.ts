@@ -1,0 +1,35 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const API = '/audio/api/v1/api-keys';
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp({}, { workers: false });
+});
+afterAll(async () => app?.close());
+
+describe('podcast voice resources', () => {
+  it('lists spec records for every podcast language with a real avatar and sample clip', async () => {
+    const { key } = await app.newKey();
+    const data = (await app.get(`${API}/podcast/voices?page_size=500`, key)).json.data;
+    const langs = new Set(data.records.map((v: any) => v.language));
+    for (const l of ['zh', 'zh_yue', 'en', 'ar', 'ru', 'es', 'fr', 'pt', 'de', 'ja', 'ko']) expect(langs).toContain(l);
+    const v = data.records.find((r: any) => r.language === 'de');
+    expect(Object.keys(v).sort()).toEqual(
+      ['age', 'age_text', 'audio', 'display_name', 'emotion', 'gender', 'gender_text', 'id', 'image', 'language', 'name', 'tags', 'voice_id'].sort(),
+    );
+    expect(['Male', 'Female']).toContain(v.gender_text);
+    const svg = await fetch(v.image);
+    expect(svg.headers.get('content-type')).toMatch(/image\/svg\+xml/);
+    expect(await svg.text()).toMatch(/^<svg/);
+    const clip = await fetch(v.audio);
+    expect(clip.status).toBe(200);
+    expect(clip.headers.get('content-type')).toBe('audio/mpeg');
+    const bytes = Buffer.from(await clip.arrayBuffer());
+    expect(bytes.length).toBeGreaterThan(5000);
+    // The second request is served from the blob store, byte for byte the same.
+    expect(Buffer.from(await (await fetch(v.audio)).arrayBuffer())).toEqual(bytes);
+    expect((await fetch(`${app.baseUrl}/assets/voices/999999.mp3`)).status).toBe(404);
+  }, 60_000);
+});
