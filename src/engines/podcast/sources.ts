@@ -1,0 +1,179 @@
+/**
+ * Turns a downloaded podcast source (web page, document, feed, text) into clean text with a title and
+ * language, and finds transcripts of video pages. Everything is local: the only network access is the
+ * injected, SSRF-guarded fetchText used for caption tracks.
+ */
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { TaskFailure } from '../../domain/errors.js';
+import type { SniffedType } from '../../media/fetch-input.js';
+import { findCaptionTracks, captionDocumentText, videoTitle } from './extract/captions.js';
+import { capText, letterCount } from './extract/clean.js';
+import { extractFeed, looksLikeFeed } from './extract/feed.js';
+import { decodeHtml, extractHtml, firstLine } from './extract/html.js';
+import { detectLanguage, languageFromTag } from './extract/language.js';
+import { extractDocx, extractEpub, extractPptx, extractXlsx } from './extract/office.js';
+import { extractPdf } from './extract/pdf.js';
+import { captionsToText, looksLikeCaptions, looksLikeMarkdown, markdownToText, plainToText } from './extract/plain.js';
+
+export { detectLanguage } from './extract/language.js';
+
+export interface ExtractedSource {
+  title: string;
+  text: string;
+  /** A spec podcast language key, or null when the language is not one of them or unknown. */
+  language: string | null;
+  kind: 'html' | 'pdf' | 'docx' | 'pptx' | 'epub' | 'markdown' | 'text' | 'rss' | 'captions';
+}
+
+export interface SourceFile {
+  path: string;
+  sniffed: SniffedType;
+  contentType: string | null;
+  url: string | null;
+}
+
+export interface ExtractOptions {
+  /** Characters of text kept (cut at a paragraph or sentence boundary). Default 200,000 (~30k words). */
+  maxChars?: number;
+  /** Below this many letters the source counts as empty. Default 40. */
+  minLetters?: number;
+}
+
+export const DEFAULT_MAX_SOURCE_CHARS = 200_000;
+
+type Kind = ExtractedSource['kind'] | 'xlsx';
+
+export async function extractSource(file: SourceFile, opts: ExtractOptions = {}): Promise<ExtractedSource> {
+  const bytes = await readFile(file.path);
+  const kind = classify(bytes, file);
+  let title = '';
+  let text = '';
+  let langHint: string | null = null;
+  switch (kind) {
+    case 'html': {
+      const r = extractHtml(decodeHtml(bytes, file.contentType));
+      ({ title, text } = r);
+      langHint = r.langTag;
+      break;
+    }
+    case 'pdf':
+      ({ title, text } = await extractPdf(bytes));
+      break;
+    case 'docx':
+    case 'pptx':
+    case 'epub':
+    case 'xlsx': {
+      const r = await (kind === 'docx' ? extractDocx : kind === 'pptx' ? extractPptx : kind === 'epub' ? extractEpub : extractXlsx)(bytes);
+      ({ title, text } = r);
+      langHint = languageFromTag(r.langTag);
+      break;
+    }
+    case 'rss': {
+      const r = extractFeed(bytes.toString('utf8'));
+      ({ title, text } = r);
+      langHint = languageFromTag(r.language);
+      break;
+    }
+    case 'captions':
+      text = captionsToText(bytes.toString('utf8'));
+      break;
+    case 'markdown':
+      ({ title, text } = markdownToText(bytes.toString('utf8')));
+      break;
+    case 'text':
+      ({ title, text } = plainToText(bytes.toString('utf8')));
+      break;
+  }
+  if (letterCount(text) < (opts.minLetters ?? 40)) throw new TaskFailure(emptyMessage(kind));
+  text = capText(text, opts.maxChars ?? DEFAULT_MAX_SOURCE_CHARS);
+  if (!title) title = fileTitle(file.url) ?? firstLine(text);
+  // The text decides the language; a declared tag only breaks ties where detection has no answer.
+  const language = detectLanguage(text) ?? langHint;
+  return { title: title.replace(/[ \t\r\n]+/g, ' ').trim(), text, language, kind: kind === 'xlsx' ? 'text' : kind };
+}
+
+function classify(bytes: Buffer, file: SourceFile): Kind {
+  const ext = extname(urlPath(file.url) ?? file.path).toLowerCase();
+  const ct = (file.contentType ?? '').toLowerCase();
+  const { kind, format } = file.sniffed;
+  if (kind === 'pdf') return 'pdf';
+  if (kind === 'zip') {
+    if (format === 'docx' || format === 'pptx' || format === 'epub' || format === 'xlsx') return format;
+    if (ext === '.docx' || ext === '.pptx' || ext === '.epub' || ext === '.xlsx') return ext.slice(1) as Kind;
+    throw new TaskFailure('Unsupported attachment: zip archives other than DOCX, PPTX, XLSX and EPUB are not accepted');
+  }
+  if (kind === 'audio' || kind === 'video') throw new TaskFailure('The source is an audio or video file, not a web page or document');
+  if (kind === 'unknown') throw new TaskFailure('Unsupported source format: expected a web page, PDF, Office document, EPUB, feed or text');
+  const head = bytes.toString('utf8', 0, Math.min(bytes.length, 4096));
+  if (looksLikeFeed(head) || /(rss|atom)\+xml/.test(ct)) return 'rss';
+  if (kind === 'html') return 'html';
+  if (ct.includes('text/vtt') || ext === '.vtt' || ext === '.srt' || looksLikeCaptions(head)) return 'captions';
+  if (ct.includes('html') || /^\s*<(!doctype html|html)/i.test(head)) return 'html';
+  if (ct.includes('markdown') || ext === '.md' || ext === '.markdown') return 'markdown';
+  if (format === 'plain' && looksLikeMarkdown(bytes.toString('utf8', 0, 20_000))) return 'markdown';
+  return 'text';
+}
+
+function emptyMessage(kind: Kind): string {
+  switch (kind) {
+    case 'html':
+      return 'The page has no readable article text';
+    case 'pdf':
+      return 'The PDF has no extractable text (it may be a scanned image)';
+    case 'rss':
+      return 'The feed has no items with readable text';
+    case 'captions':
+      return 'The caption file has no text';
+    default:
+      return `The ${kind === 'text' || kind === 'markdown' ? 'text' : 'document'} has no usable text`;
+  }
+}
+
+function urlPath(url: string | null): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return null;
+  }
+}
+
+function fileTitle(url: string | null): string | null {
+  const p = urlPath(url);
+  const base = p ? decodeURIComponent(p.split('/').pop() ?? '') : '';
+  const stem = base.replace(/\.[a-z0-9]{1,5}$/i, '').replace(/[-_]+/g, ' ').trim();
+  return stem.length >= 3 ? stem : null;
+}
+
+/**
+ * Transcript of a video page: the first usable caption track (human before automatic). Returns null
+ * when the page exposes no track or none yields text; the caller then fails the task.
+ */
+export async function extractVideoCaptions(
+  htmlPath: string,
+  pageUrl: string,
+  fetchText: (url: string) => Promise<string>,
+  opts: ExtractOptions = {},
+): Promise<ExtractedSource | null> {
+  const html = decodeHtml(await readFile(htmlPath), null);
+  const tracks = findCaptionTracks(html, pageUrl);
+  for (const track of tracks.slice(0, 4)) {
+    let body: string;
+    try {
+      body = await fetchText(track.url);
+    } catch {
+      continue; // a dead track should not hide a working one
+    }
+    const text = captionDocumentText(body);
+    if (letterCount(text) < (opts.minLetters ?? 40)) continue;
+    const capped = capText(text, opts.maxChars ?? DEFAULT_MAX_SOURCE_CHARS);
+    return {
+      title: videoTitle(html) || firstLine(capped),
+      text: capped,
+      language: detectLanguage(capped) ?? languageFromTag(track.languageCode),
+      kind: 'captions',
+    };
+  }
+  return null;
+}
