@@ -129,3 +129,79 @@ export function nextPow2(n: number): number {
   while (p < n) p <<= 1;
   return p;
 }
+
+export interface StftOptions {
+  size: number;
+  hop: number;
+  analysis: Float32Array;
+  synthesis: Float32Array;
+}
+
+/**
+ * Streaming STFT / overlap-add for one channel: frames of `size` every `hop` samples, a callback edits
+ * the spectrum in place. Output lags input by size - hop samples (the caller trims it).
+ */
+export class StftProcessor {
+  readonly fft: RealFFT;
+  readonly bins: number;
+  readonly latency: number;
+  readonly re: Float64Array;
+  readonly im: Float64Array;
+  private readonly inBuf: Float32Array;
+  private inFill: number;
+  private readonly ola: Float64Array;
+  private readonly frame: Float64Array;
+  private readonly norm: number;
+
+  constructor(private readonly opts: StftOptions, private readonly onFrame: (re: Float64Array, im: Float64Array) => void) {
+    const { size, hop, analysis, synthesis } = opts;
+    this.fft = new RealFFT(size);
+    this.bins = size / 2 + 1;
+    this.latency = size - hop;
+    this.re = new Float64Array(this.bins);
+    this.im = new Float64Array(this.bins);
+    this.inBuf = new Float32Array(size);
+    this.inFill = size - hop; // leading zeros: the first frame ends at the first hop of input
+    this.ola = new Float64Array(size);
+    this.frame = new Float64Array(size);
+    // Overlap-add gain of analysis*synthesis windows at this hop (constant for the windows used here).
+    let s = 0;
+    for (let i = 0; i < size; i += hop) s += analysis[i]! * synthesis[i]!;
+    let s2 = 0;
+    for (let i = Math.floor(hop / 2); i < size; i += hop) s2 += analysis[i]! * synthesis[i]!;
+    this.norm = 1 / ((s + s2) / 2 || 1);
+  }
+
+  /** Returns the output samples completed by this input (a multiple of hop). */
+  process(x: Float32Array): Float32Array {
+    const { size, hop, analysis, synthesis } = this.opts;
+    const frames = Math.floor((this.inFill + x.length - (size - hop)) / hop);
+    const out = new Float32Array(Math.max(0, frames) * hop);
+    let xi = 0;
+    let o = 0;
+    const { inBuf, ola, frame, re, im, norm } = this;
+    while (xi < x.length) {
+      const k = Math.min(size - this.inFill, x.length - xi);
+      inBuf.set(x.subarray(xi, xi + k), this.inFill);
+      this.inFill += k;
+      xi += k;
+      if (this.inFill < size) break;
+      for (let i = 0; i < size; i++) frame[i] = inBuf[i]! * analysis[i]!;
+      this.fft.forward(frame, re, im);
+      this.onFrame(re, im);
+      this.fft.inverse(re, im, frame);
+      for (let i = 0; i < size; i++) ola[i] = ola[i]! + frame[i]! * synthesis[i]!;
+      for (let i = 0; i < hop; i++) out[o + i] = ola[i]! * norm;
+      o += hop;
+      ola.copyWithin(0, hop);
+      ola.fill(0, size - hop);
+      inBuf.copyWithin(0, hop);
+      this.inFill -= hop;
+    }
+    return out.subarray(0, o);
+  }
+}
+
+export function sqrtHann(n: number): Float32Array {
+  return hann(n).map((v) => Math.sqrt(v));
+}
