@@ -174,31 +174,62 @@ export class StftProcessor {
 
   /** Returns the output samples completed by this input (a multiple of hop). */
   process(x: Float32Array): Float32Array {
-    const { size, hop, analysis, synthesis } = this.opts;
-    const frames = Math.floor((this.inFill + x.length - (size - hop)) / hop);
-    const out = new Float32Array(Math.max(0, frames) * hop);
-    let xi = 0;
-    let o = 0;
-    const { inBuf, ola, frame, re, im, norm } = this;
-    while (xi < x.length) {
-      const k = Math.min(size - this.inFill, x.length - xi);
-      inBuf.set(x.subarray(xi, xi + k), this.inFill);
-      this.inFill += k;
-      xi += k;
-      if (this.inFill < size) break;
-      for (let i = 0; i < size; i++) frame[i] = inBuf[i]! * analysis[i]!;
-      this.fft.forward(frame, re, im);
-      this.onFrame(re, im);
-      this.fft.inverse(re, im, frame);
-      for (let i = 0; i < size; i++) ola[i] = ola[i]! + frame[i]! * synthesis[i]!;
-      for (let i = 0; i < hop; i++) out[o + i] = ola[i]! * norm;
-      o += hop;
-      ola.copyWithin(0, hop);
-      ola.fill(0, size - hop);
-      inBuf.copyWithin(0, hop);
-      this.inFill -= hop;
+    const out = new Float32Array(this.outLength(x.length));
+    let xi = 0, o = 0;
+    while ((xi = this.fill(x, xi)) >= 0) {
+      this.analyze();
+      this.onFrame(this.re, this.im);
+      o = this.synthesize(out, o);
+      if (xi >= x.length && this.inFill < this.opts.size) break;
     }
     return out.subarray(0, o);
+  }
+
+  /** Same, for frame work that is asynchronous (ONNX sessions). */
+  async processAsync(x: Float32Array, onFrame: (re: Float64Array, im: Float64Array) => Promise<void>): Promise<Float32Array> {
+    const out = new Float32Array(this.outLength(x.length));
+    let xi = 0, o = 0;
+    while ((xi = this.fill(x, xi)) >= 0) {
+      this.analyze();
+      await onFrame(this.re, this.im);
+      o = this.synthesize(out, o);
+      if (xi >= x.length && this.inFill < this.opts.size) break;
+    }
+    return out.subarray(0, o);
+  }
+
+  private outLength(n: number): number {
+    const { size, hop } = this.opts;
+    return Math.max(0, Math.floor((this.inFill + n - (size - hop)) / hop)) * hop;
+  }
+
+  /** Copies input until a frame is full; returns the new input position, or -1 when no frame is ready. */
+  private fill(x: Float32Array, xi: number): number {
+    const size = this.opts.size;
+    const k = Math.min(size - this.inFill, x.length - xi);
+    this.inBuf.set(x.subarray(xi, xi + k), this.inFill);
+    this.inFill += k;
+    return this.inFill < size ? -1 : xi + k;
+  }
+
+  private analyze(): void {
+    const { size, analysis } = this.opts;
+    const { inBuf, frame } = this;
+    for (let i = 0; i < size; i++) frame[i] = inBuf[i]! * analysis[i]!;
+    this.fft.forward(frame, this.re, this.im);
+  }
+
+  private synthesize(out: Float32Array, o: number): number {
+    const { size, hop, synthesis } = this.opts;
+    const { ola, frame, norm, inBuf } = this;
+    this.fft.inverse(this.re, this.im, frame);
+    for (let i = 0; i < size; i++) ola[i] = ola[i]! + frame[i]! * synthesis[i]!;
+    for (let i = 0; i < hop; i++) out[o + i] = ola[i]! * norm;
+    ola.copyWithin(0, hop);
+    ola.fill(0, size - hop);
+    inBuf.copyWithin(0, hop);
+    this.inFill -= hop;
+    return o + hop;
   }
 }
 
