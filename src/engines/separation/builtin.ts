@@ -1,0 +1,196 @@
+import type { EngineContext } from '../../ports/engines.js';
+import { loadFftProvider, type FftProvider, type RealFft } from '../../media/dsp/fft.js';
+import { istft, stft, type Spectrogram } from '../../media/dsp/stft.js';
+import { isModelType, outputStems, STEMS_BY_MODEL_TYPE, type AudioSource, type SeparationEngine, type StemSink } from './engine.js';
+import { bassMask } from './dsp/bass.js';
+import { centerMask } from './dsp/center.js';
+import { percussiveMask } from './dsp/hpss.js';
+import { buildTemplates, classShares, type NmfClass, type TemplateBank } from './dsp/nmf.js';
+import { repeatingMask } from './dsp/repet.js';
+import { runSegmented, type SegmentPlan } from './dsp/segments.js';
+import { leadShare, vocalMask } from './dsp/vocals.js';
+
+/**
+ * The built-in, download-free separation engine: classical masking methods on an STFT, one segment at a time.
+ * Every stem but the last is mask * mixture; the last (`other` or `remainder`) is the mixture minus the rest in
+ * the time domain, so the stems sum back to the input exactly (up to float32 rounding).
+ */
+export interface BuiltinOptions {
+  /** Segment hop in seconds (each segment also carries `overlapSeconds` more). */
+  segmentSeconds?: number;
+  overlapSeconds?: number;
+  /** Context discarded at each segment edge (must exceed the methods' reach: HPSS ~0.25 s). */
+  marginSeconds?: number;
+  fft?: FftProvider;
+}
+
+const INSTRUMENT_STEM: Record<number, NmfClass> = { 380: 'piano', 390: 'guitar', 491: 'strings', 492: 'wind', 493: 'synthesizer' };
+
+interface Analysis {
+  spec: Spectrogram[];
+  mag: Float32Array;
+  frames: number;
+  bins: number;
+  binHz: number;
+}
+
+/** State one engine instance owns (no module-level caches): the FFT plan and the template bank per rate. */
+class SegmentSeparator {
+  private readonly fft: RealFft;
+  private bank: TemplateBank | undefined;
+
+  constructor(
+    provider: FftProvider,
+    private readonly sampleRate: number,
+    readonly nFft: number,
+    readonly hop: number,
+  ) {
+    this.fft = provider.create(nFft);
+  }
+
+  dispose(): void {
+    this.fft.dispose();
+  }
+
+  private analyse(channels: Float32Array[]): Analysis {
+    const spec = channels.map((x) => stft(x, this.fft, { nFft: this.nFft, hop: this.hop }));
+    const { frames, bins } = spec[0]!;
+    const mag = new Float32Array(frames * bins);
+    for (const s of spec) {
+      for (let i = 0; i < mag.length; i++) mag[i]! += Math.hypot(s.re[i]!, s.im[i]!) / spec.length;
+    }
+    return { spec, mag, frames, bins, binHz: this.sampleRate / this.nFft };
+  }
+
+  /** Stem masks for one segment, in allocation order; each one takes a share of what the previous left. */
+  private masks(a: Analysis, modelType: number): Array<[string, Float32Array]> {
+    const { mag, frames, bins, binHz } = a;
+    const n = frames * bins;
+    // HPSS kernels scaled to ~0.4 s and ~180 Hz whatever the rate.
+    const kernelTime = Math.max(3, Math.round((0.4 * this.sampleRate) / this.hop)) | 1;
+    const kernelFreq = Math.max(3, Math.round(180 / binHz)) | 1;
+    const perc = percussiveMask(mag, frames, bins, { kernelTime, kernelFreq, power: 2 });
+    const harmMag = new Float32Array(n);
+    for (let i = 0; i < n; i++) harmMag[i] = mag[i]! * (1 - perc[i]!);
+    const vocals = () => {
+      const center = centerMask(a.spec[0]!, a.spec[1], 2);
+      const rep = repeatingMask(mag, frames, bins, {
+        maxRepeats: 12,
+        minDistance: Math.max(1, Math.round((0.25 * this.sampleRate) / this.hop)),
+        bands: 64,
+      });
+      return { v: vocalMask(center, rep, frames, bins, binHz), center };
+    };
+    const times = (x: Float32Array, y: Float32Array) => {
+      const o = new Float32Array(n);
+      for (let i = 0; i < n; i++) o[i] = x[i]! * y[i]!;
+      return o;
+    };
+    const harm = new Float32Array(n);
+    for (let i = 0; i < n; i++) harm[i] = 1 - perc[i]!;
+    switch (modelType) {
+      case 340:
+        return [['drums', perc]];
+      case 360:
+        return [['bass', times(harm, bassMask(harmMag, frames, bins, binHz))]];
+      case 350:
+        return [['vocals', times(harm, vocals().v)]];
+      case 490: {
+        const { v, center } = vocals();
+        const voc = times(harm, v);
+        const lead = leadShare(times(mag, voc), center, frames, bins, binHz);
+        return [['lead_vocals', times(voc, lead)], ['backing_vocals', times(voc, lead.map((x) => 1 - x))]];
+      }
+      case 380: case 390: case 491: case 492: case 493: {
+        const target = INSTRUMENT_STEM[modelType]!;
+        this.bank ??= buildTemplates(this.sampleRate, this.nFft);
+        const shares = classShares(harmMag, frames, this.bank, [target]);
+        return [[STEMS_BY_MODEL_TYPE[modelType]![0]!, times(harm, shares[target]!)]];
+      }
+      case 501: case 320: {
+        const b = bassMask(harmMag, frames, bins, binHz);
+        const { v } = vocals();
+        const bass = times(harm, b);
+        const rest = new Float32Array(n);
+        for (let i = 0; i < n; i++) rest[i] = harm[i]! * (1 - b[i]!);
+        const voc = times(rest, v);
+        const out: Array<[string, Float32Array]> = [['drums', perc], ['bass', bass], ['vocals', voc]];
+        if (modelType === 320) {
+          for (let i = 0; i < n; i++) rest[i]! *= 1 - v[i]!;
+          this.bank ??= buildTemplates(this.sampleRate, this.nFft);
+          const shares = classShares(times(mag, rest), frames, this.bank, ['piano', 'guitar']);
+          out.push(['piano', times(rest, shares.piano!)], ['guitar', times(rest, shares.guitar!)]);
+        }
+        return out;
+      }
+      default:
+        throw new Error(`unknown separation model_type ${modelType}`);
+    }
+  }
+
+  separate(channels: Float32Array[], modelType: number): Record<string, Float32Array[]> {
+    const len = channels[0]?.length ?? 0;
+    const names = outputStems(modelType);
+    const residualName = names[names.length - 1]!;
+    const out: Record<string, Float32Array[]> = {};
+    if (len === 0) {
+      for (const s of names) out[s] = channels.map(() => new Float32Array(0));
+      return out;
+    }
+    const a = this.analyse(channels);
+    const residual = channels.map((c) => Float64Array.from(c));
+    const bins = a.bins;
+    for (const [name, mask] of this.masks(a, modelType)) {
+      out[name] = a.spec.map((s, c) => {
+        const masked: Spectrogram = { frames: s.frames, bins, re: new Float32Array(s.re.length), im: new Float32Array(s.im.length) };
+        for (let i = 0; i < mask.length; i++) {
+          masked.re[i] = s.re[i]! * mask[i]!;
+          masked.im[i] = s.im[i]! * mask[i]!;
+        }
+        const y = istft(masked, this.fft, { nFft: this.nFft, hop: this.hop, length: len });
+        const r = residual[c]!;
+        for (let i = 0; i < len; i++) r[i]! -= y[i]!;
+        return y;
+      });
+    }
+    out[residualName] = residual.map((r) => Float32Array.from(r));
+    return out;
+  }
+}
+
+/** STFT size ~93 ms (4096 at 44.1/48 kHz), hop a quarter of it. */
+export function stftSizeFor(sampleRate: number): { nFft: number; hop: number } {
+  const nFft = 2 ** Math.round(Math.log2(0.093 * sampleRate));
+  return { nFft: Math.max(256, nFft), hop: Math.max(64, nFft / 4) };
+}
+
+export class BuiltinSeparationEngine implements SeparationEngine {
+  readonly id = 'builtin-dsp';
+
+  constructor(private readonly opts: BuiltinOptions = {}) {}
+
+  supports(modelType: number): boolean {
+    return isModelType(modelType);
+  }
+
+  async separate(input: AudioSource, modelType: number, ctx: EngineContext, sink: StemSink): Promise<void> {
+    if (!this.supports(modelType)) throw new Error(`builtin separation does not support model_type ${modelType}`);
+    const provider = this.opts.fft ?? (await loadFftProvider());
+    const { nFft, hop } = stftSizeFor(input.sampleRate);
+    const sep = new SegmentSeparator(provider, input.sampleRate, nFft, hop);
+    // Segment boundaries on the STFT hop grid, so frames line up with a whole-input analysis.
+    const snap = (s: number) => Math.max(hop, Math.round((s * input.sampleRate) / hop) * hop);
+    const margin = snap(this.opts.marginSeconds ?? 1);
+    const overlap = Math.max(snap(this.opts.overlapSeconds ?? 4), 2 * margin + 2 * hop);
+    const plan: SegmentPlan = { hop: Math.max(snap(this.opts.segmentSeconds ?? 20), overlap), overlap, margin };
+    try {
+      await runSegmented(input, plan, (seg) => sep.separate(seg, modelType), sink, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(f) });
+    } finally {
+      sep.dispose();
+    }
+  }
+}
+
+export function createBuiltinSeparationEngine(opts: BuiltinOptions = {}): SeparationEngine {
+  return new BuiltinSeparationEngine(opts);
+}
