@@ -1,0 +1,217 @@
+/**
+ * Offline script generator: TextRank key points from the source, voiced as a conversation between the
+ * hosts with phrase templates per language and style, sized to the duration level's target. Same input,
+ * same output: every template choice comes from a hash of the request.
+ */
+import { TaskFailure } from '../../domain/errors.js';
+import { PHRASES } from './phrases/index.js';
+import type { Phrases } from './phrases/types.js';
+import {
+  isCharCounted,
+  measureSize,
+  renderTranscript,
+  targetSize,
+  type Highlight,
+  type PodcastScript,
+  type ScriptGenerator,
+  type ScriptLine,
+  type ScriptRequest,
+  type SpeakerInfo,
+} from './script.js';
+import { rankSentences, speakable, topicWord, usableKeyPoint, type Sentence } from './textrank.js';
+
+/** Within this fraction of the target the script counts as sized right. */
+export const SIZE_TOLERANCE = 0.15;
+
+function hash(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h >>> 0;
+}
+
+function fill(t: string, vars: Record<string, string>): string {
+  return t.replace(/\{(\w+)\}/g, (m, k: string) => vars[k] ?? m);
+}
+
+interface Plan {
+  /** Key points in document order. */
+  points: Sentence[];
+  /** Extra sentences spoken after each key point. */
+  elaboration: number;
+}
+
+interface Built {
+  lines: ScriptLine[];
+  /** Line ranges [start, end] of each point, parallel to plan.points. */
+  ranges: Array<[number, number]>;
+  sections: string[];
+}
+
+export class BuiltinScriptGenerator implements ScriptGenerator {
+  readonly id = 'builtin';
+
+  async generate(req: ScriptRequest, signal: AbortSignal): Promise<PodcastScript> {
+    if (signal.aborted) throw new TaskFailure('Script generation was cancelled', true);
+    const phrases = PHRASES[req.language] ?? PHRASES.en!;
+    if (!req.speakers.length) throw new TaskFailure('No podcast voices are configured for this language');
+    const all = rankSentences(speakableText(req.source.text));
+    const candidates = all.filter(usableKeyPoint);
+    const pool = candidates.length ? candidates : all.filter((s) => s.text.length > 10);
+    if (!pool.length) throw new TaskFailure('The source has too little text to make a podcast from');
+    const ranked = [...pool].sort((a, b) => b.score - a.score || a.index - b.index);
+    const target = targetSize(req.duration, req.language);
+    const seed = `${req.source.title}|${req.language}|${req.style}|${req.duration}`;
+    const ctx = { req, phrases, all, seed };
+
+    // Size grows with both knobs; for each elaboration depth, binary-search the number of points.
+    let best: { plan: Plan; size: number } | null = null;
+    for (const elaboration of [0, 1, 2, 3]) {
+      let lo = 1;
+      let hi = ranked.length;
+      while (lo <= hi) {
+        const k = (lo + hi) >> 1;
+        const plan = { points: ranked.slice(0, k).sort((a, b) => a.index - b.index), elaboration };
+        const size = measureSize(build(ctx, plan, false).lines.map((l) => l.text).join(' '), req.language);
+        if (!best || Math.abs(size - target) < Math.abs(best.size - target) - 1e-9) best = { plan, size };
+        if (size < target) lo = k + 1;
+        else hi = k - 1;
+      }
+      if (best && Math.abs(best.size - target) <= target * SIZE_TOLERANCE * 0.5) break;
+    }
+    const tooShort = best!.size < target * (1 - SIZE_TOLERANCE);
+    const plan = best!.plan;
+    const built = build(ctx, plan, tooShort);
+    const title = req.source.title || plan.points[0]!.text.slice(0, 60);
+    const hightlights = highlightsOf(plan, built);
+    const size = measureSize(built.lines.map((l) => l.text).join(' '), req.language);
+    const unit = isCharCounted(req.language) ? 'characters' : 'words';
+    const outline = [...built.sections];
+    if (tooShort) outline.push(`Note: the source is too short for the requested duration (${size} of about ${target} ${unit}).`);
+    const script: PodcastScript = {
+      title,
+      processed_content: summaryOf(plan.points, req.language),
+      train_data: outline.join('\n'),
+      podcast_script: built.lines,
+      hightlights,
+      podcast_script_txt: '',
+    };
+    script.podcast_script_txt = renderTranscript(script);
+    return script;
+  }
+}
+
+/** Drops lines that are not prose (headings without punctuation, tables), so sentences split cleanly. */
+function speakableText(text: string): string {
+  return text
+    .split(/\n\s*\n/)
+    .map((p) => speakable(p))
+    .filter((p) => p.length > 0)
+    .join('\n\n');
+}
+
+interface Ctx {
+  req: ScriptRequest;
+  phrases: Phrases;
+  all: Sentence[];
+  seed: string;
+}
+
+function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
+  const { req, phrases: P, all, seed } = ctx;
+  const speakers = req.speakers;
+  const host = speakers[0]!;
+  const guests = speakers.length > 1 ? speakers.slice(1) : speakers;
+  const pick = (list: string[], slot: string) => list[hash(`${seed}|${slot}`) % list.length]!;
+  const style = P.styles[(req.style >= 1 && req.style <= 9 ? req.style : 1) - 1]!;
+  const lines: ScriptLine[] = [];
+  // A speaker never gets two lines in a row: a reaction and the next question become one turn.
+  const say = (sp: SpeakerInfo, text: string): number => {
+    const clean = text.replace(/\s+/g, ' ').trim();
+    const last = lines[lines.length - 1];
+    if (last && last.role === sp.role) {
+      last.text = `${last.text} ${clean}`;
+      return lines.length - 1;
+    }
+    lines.push({ role: sp.role, name: sp.name, avatar: sp.avatar, text: clean, voice_id: sp.voiceId });
+    return lines.length - 1;
+  };
+  const vars = (me: SpeakerInfo, you: SpeakerInfo, extra: Record<string, string> = {}) => ({ me: me.name, you: you.name, title: req.source.title, n: String(plan.points.length), ...extra });
+  const k = plan.points.length;
+  // Short scripts keep only what a minute allows: no reply, transitions or recap.
+  const compact = k <= 2 && plan.elaboration === 0;
+  const sections = [`1. ${P.sections.intro}`];
+
+  const opener = compact ? '' : ` ${style[0]}`;
+  say(host, `${fill(pick(P.welcome, 'welcome'), vars(host, guests[0]!))}${opener}${tooShort ? ` ${P.shortNote}` : ''}`);
+  if (!compact) say(guests[0]!, fill(pick(P.reply, 'reply'), vars(guests[0]!, host)));
+
+  const ranges: Array<[number, number]> = [];
+  const topics = new Set<string>();
+  const used = new Set(plan.points.map((p) => p.index));
+  plan.points.forEach((point, i) => {
+    const guest = guests[i % guests.length]!;
+    let start = -1;
+    if (i > 0 && !compact && i % 2 === 0) start = say(host, `${pick(P.transition, `tr${i}`)}`);
+    const found = topicWord(point, all);
+    // A topic already asked about would make two identical questions.
+    const topic = found && !topics.has(found.toLowerCase()) ? found : null;
+    if (topic) topics.add(topic.toLowerCase());
+    const useStyle = i === 0 || hash(`${seed}|styleask${i}`) % 3 === 0;
+    const question = useStyle ? style[1] : topic && P.ask.length && !isCharCounted(req.language) ? pick(P.ask, `ask${i}`) : pick(P.askPlain, `askp${i}`);
+    const asked = say(host, fill(question, vars(host, guest, { topic: topic ?? '' })));
+    if (start < 0) start = asked;
+    const extra: string[] = [];
+    for (let j = point.index + 1; extra.length < plan.elaboration && j < all.length && j <= point.index + plan.elaboration + 2; j++) {
+      const s = all[j]!;
+      if (used.has(j) || s.paragraph !== point.paragraph && extra.length === 0 && j > point.index + 1) continue;
+      used.add(j);
+      extra.push(s.text);
+    }
+    // Elaborated points are split across both hosts so neither talks for minutes on end.
+    const firstHalf = extra.slice(0, Math.ceil(extra.length / 2));
+    const secondHalf = extra.slice(firstHalf.length);
+    say(guest, fill(pick(P.explain, `ex${i}`), vars(guest, host, { text: [point.text, ...firstHalf].join(' ') })));
+    if (secondHalf.length) {
+      say(host, fill(pick(P.more, `more${i}`), vars(host, guest)));
+      say(guest, secondHalf.join(' '));
+    }
+    if (!compact) say(host, fill(i % 2 === 0 ? style[2] : pick(P.react, `re${i}`), vars(host, guest)));
+    ranges.push([start, lines.length - 1]);
+    sections.push(`${i + 2}. ${P.sections.point} ${i + 1}: ${shorten(point.text, 90)}`);
+  });
+
+  if (k >= 3 && !compact) {
+    say(host, fill(pick(P.recap, 'recap'), vars(host, guests[0]!)));
+    sections.push(`${k + 2}. ${P.sections.recap}`);
+  }
+  if (!compact) say(guests[0]!, fill(pick(P.thanks, 'thanks'), vars(guests[0]!, host)));
+  say(host, fill(pick(P.signoff, 'signoff'), vars(host, guests[0]!)));
+  sections.push(`${sections.length + 1}. ${P.sections.outro}`);
+  return { lines, ranges, sections };
+}
+
+function shorten(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1).replace(/\s+\S*$/, '')}…`;
+}
+
+/** The 3-6 most central points (by TextRank score), listed in script order. */
+function highlightsOf(plan: Plan, built: Built): Highlight[] {
+  const want = Math.min(plan.points.length, Math.max(3, Math.min(6, Math.round(plan.points.length / 2))));
+  const chosen = plan.points
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => b.p.score - a.p.score || a.i - b.i)
+    .slice(0, want)
+    .sort((a, b) => a.i - b.i);
+  return chosen.map(({ p, i }, index) => ({
+    highlight: shorten(p.text, 160),
+    index,
+    script_start_index: built.ranges[i]![0],
+    script_end_index: built.ranges[i]![1],
+  }));
+}
+
+/** processed_content: the two or three most central sentences, in order. */
+function summaryOf(points: Sentence[], language: string): string {
+  const top = [...points].sort((a, b) => b.score - a.score).slice(0, 3).sort((a, b) => a.index - b.index);
+  return top.map((s) => s.text).join(isCharCounted(language) && language !== 'ko' ? '' : ' ');
+}
