@@ -1,0 +1,133 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import type { AudioData } from '../../media/audio.js';
+import { StreamResampler } from './resampler.js';
+
+/**
+ * Voice activity per frame: WebRTC VAD (libfvad WASM, always available) or Silero VAD (ONNX, when the
+ * model file is present). Both run on 16 kHz mono; `VadTracker` adapts any input to that.
+ */
+
+export interface FrameVad {
+  /** Frame length in 16 kHz samples. */
+  readonly frameSamples: number;
+  /** Speech probability (0/1 for WebRTC) of one frame of 16 kHz mono samples. */
+  frame(x: Float32Array): Promise<number>;
+  close(): Promise<void>;
+}
+
+interface FvadModule {
+  _fvad_new(): number;
+  _fvad_free(inst: number): void;
+  _fvad_set_mode(inst: number, mode: number): number;
+  _fvad_set_sample_rate(inst: number, rate: number): number;
+  _fvad_process(inst: number, ptr: number, len: number): number;
+  _malloc(n: number): number;
+  _free(p: number): void;
+  HEAP16: Int16Array;
+}
+
+export class WebRtcVad implements FrameVad {
+  readonly frameSamples = 480; // 30 ms: the longest frame libfvad takes, the most reliable
+  private constructor(private readonly m: FvadModule, private readonly inst: number, private readonly ptr: number) {}
+
+  /** mode 0 (least aggressive) .. 3 (most aggressive at calling frames non-speech). */
+  static async create(mode = 2): Promise<WebRtcVad> {
+    const spec = '@echogarden/fvad-wasm'; // no type declarations shipped
+    const m = await ((await import(spec)) as { default: () => Promise<FvadModule> }).default();
+    const inst = m._fvad_new();
+    if (!inst || m._fvad_set_mode(inst, mode) < 0 || m._fvad_set_sample_rate(inst, 16000) < 0) throw new Error('fvad init failed');
+    return new WebRtcVad(m, inst, m._malloc(480 * 2));
+  }
+
+  async frame(x: Float32Array): Promise<number> {
+    const heap = this.m.HEAP16;
+    const b = this.ptr >> 1;
+    for (let i = 0; i < 480; i++) heap[b + i] = Math.max(-32768, Math.min(32767, Math.round(x[i]! * 32767)));
+    return this.m._fvad_process(this.inst, this.ptr, 480) === 1 ? 1 : 0;
+  }
+
+  async close(): Promise<void> {
+    this.m._fvad_free(this.inst);
+    this.m._free(this.ptr);
+  }
+}
+
+export function sileroModelPath(modelsDir: string): string | null {
+  const p = join(modelsDir, 'silero_vad/silero_vad.onnx');
+  return existsSync(p) ? p : null;
+}
+
+/** Silero VAD v5: 512-sample frames with 64 samples of context from the previous frame, recurrent state. */
+export class SileroVad implements FrameVad {
+  readonly frameSamples = 512;
+  private state: ort.Tensor = new ort.Tensor('float32', new Float32Array(2 * 128), [2, 1, 128]);
+  private readonly input = new Float32Array(576);
+  private readonly sr = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
+
+  private constructor(private readonly session: ort.InferenceSession) {}
+
+  static async create(modelPath: string): Promise<SileroVad> {
+    const s = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+    return new SileroVad(s);
+  }
+
+  async frame(x: Float32Array): Promise<number> {
+    const inp = this.input;
+    inp.copyWithin(0, 512);
+    inp.set(x.subarray(0, 512), 64);
+    const r = await this.session.run({ input: new ort.Tensor('float32', inp.slice(), [1, 576]), state: this.state, sr: this.sr });
+    this.state = r.stateN!;
+    return (r.output!.data as Float32Array)[0]!;
+  }
+
+  async close(): Promise<void> {
+    await this.session.release();
+  }
+}
+
+/**
+ * Streams audio at any rate and channel count into a frame VAD: downmix, resample to 16 kHz, cut
+ * frames. Each decision covers `frameSamples` at 16 kHz; `frameEnd(k)` maps it back to input frames.
+ */
+export class VadTracker {
+  private pending = new Float32Array(0);
+  private frames = 0;
+
+  private constructor(readonly vad: FrameVad, readonly sampleRate: number, private readonly rs: StreamResampler) {}
+
+  static async create(vad: FrameVad, sampleRate: number): Promise<VadTracker> {
+    return new VadTracker(vad, sampleRate, await StreamResampler.create(1, sampleRate, 16000));
+  }
+
+  /** End (exclusive, in input frames) of decision number k (0-based). */
+  frameEnd(k: number): number {
+    return Math.round(((k + 1) * this.vad.frameSamples * this.sampleRate) / 16000);
+  }
+
+  async push(block: AudioData): Promise<number[]> {
+    const n = block.channels[0]?.length ?? 0;
+    const mono = new Float32Array(n);
+    const g = 1 / block.channels.length;
+    for (const ch of block.channels) for (let i = 0; i < n; i++) mono[i] = mono[i]! + ch[i]! * g;
+    return this.decide(this.rs.process([mono])[0]!);
+  }
+
+  async flush(): Promise<number[]> {
+    return this.decide(this.rs.flush()[0]!);
+  }
+
+  private async decide(x16: Float32Array): Promise<number[]> {
+    const all = new Float32Array(this.pending.length + x16.length);
+    all.set(this.pending);
+    all.set(x16, this.pending.length);
+    const F = this.vad.frameSamples;
+    const out: number[] = [];
+    let o = 0;
+    for (; o + F <= all.length; o += F) out.push(await this.vad.frame(all.subarray(o, o + F)));
+    this.pending = all.slice(o);
+    this.frames += out.length;
+    return out;
+  }
+}
