@@ -1,0 +1,209 @@
+import { createServer, type Server } from 'node:http';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import JSZip from 'jszip';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskFailure } from '../../../src/domain/errors.js';
+import { sniffMediaType } from '../../../src/media/fetch-input.js';
+import { detectLanguage, extractSource, extractVideoCaptions } from '../../../src/engines/podcast/sources.js';
+
+const CORPUS = new URL('../../../../shared/corpus/podcast_sources/', import.meta.url).pathname;
+const hasCorpus = existsSync(CORPUS);
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'podcast-src-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function extractBytes(name: string, bytes: Buffer | string, contentType: string | null = null) {
+  const path = join(dir, name);
+  await writeFile(path, bytes);
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes);
+  return extractSource({ path, sniffed: sniffMediaType(buf.subarray(0, 4096)), contentType, url: `https://example.com/${name}` });
+}
+
+const PARA = 'The committee met on Tuesday to discuss the new library building and its opening hours for students. ';
+
+describe('extractSource on generated fixtures', () => {
+  it('HTML article: Readability content and title, chrome dropped', async () => {
+    const html = `<!doctype html><html lang="en"><head><title>Library news - Town Site</title></head><body>
+      <nav><a href="/">Home</a><a href="/about">About</a></nav>
+      <article><h1>New library opens</h1>${[1, 2, 3, 4].map((i) => `<p>${PARA}Paragraph ${i} adds detail.</p>`).join('')}</article>
+      <footer>Copyright 2024 Town</footer></body></html>`;
+    const r = await extractBytes('page.html', html);
+    expect(r.kind).toBe('html');
+    expect(r.language).toBe('en');
+    expect(r.text).toContain('Paragraph 4 adds detail.');
+    expect(r.text).not.toContain('Copyright');
+    expect(r.title).toMatch(/library/i);
+  });
+
+  it('HTML without article text fails with a clear message', async () => {
+    await expect(extractBytes('empty.html', '<html><body><nav><a href="/">Home</a></nav></body></html>')).rejects.toThrow(/no readable article text/i);
+  });
+
+  it('DOCX, PPTX, XLSX and EPUB built with jszip', async () => {
+    const docx = new JSZip();
+    docx.file('[Content_Types].xml', '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>');
+    docx.file('_rels/.rels', '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>');
+    docx.file('word/document.xml', `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Quarterly report</w:t></w:r></w:p>${[1, 2, 3].map((i) => `<w:p><w:r><w:t>${PARA}Word paragraph ${i}.</w:t></w:r></w:p>`).join('')}</w:body></w:document>`);
+    const d = await extractBytes('report.docx', await docx.generateAsync({ type: 'nodebuffer' }));
+    expect(d.kind).toBe('docx');
+    expect(d.title).toBe('Quarterly report');
+    expect(d.text).toContain('Word paragraph 3.');
+
+    const pptx = new JSZip();
+    pptx.file('[Content_Types].xml', '<Types/>');
+    const slide = (t: string) => `<p:sld xmlns:a="a" xmlns:p="p"><p:txBody><a:p><a:r><a:t>${t}</a:t></a:r></a:p><a:p><a:r><a:t>${PARA}</a:t></a:r></a:p></p:txBody></p:sld>`;
+    pptx.file('ppt/slides/slide10.xml', slide('Tenth slide'));
+    pptx.file('ppt/slides/slide2.xml', slide('Second slide'));
+    pptx.file('ppt/slides/slide1.xml', slide('Deck title'));
+    const p = await extractBytes('deck.pptx', await pptx.generateAsync({ type: 'nodebuffer' }));
+    expect(p.kind).toBe('pptx');
+    expect(p.title).toBe('Deck title');
+    expect(p.text.indexOf('Second slide')).toBeLessThan(p.text.indexOf('Tenth slide'));
+
+    const epub = new JSZip();
+    epub.file('mimetype', 'application/epub+zip', { compression: 'STORE' });
+    epub.file('META-INF/container.xml', '<container><rootfiles><rootfile full-path="OEBPS/content.opf"/></rootfiles></container>');
+    epub.file('OEBPS/content.opf', '<package><metadata><dc:title>My Book</dc:title><dc:language>en</dc:language></metadata><manifest><item id="c2" href="ch2.xhtml"/><item id="c1" href="ch1.xhtml"/></manifest><spine><itemref idref="c1"/><itemref idref="c2"/></spine></package>');
+    epub.file('OEBPS/ch1.xhtml', `<html><body><h1>Chapter One</h1><p>${PARA}</p></body></html>`);
+    epub.file('OEBPS/ch2.xhtml', `<html><body><h1>Chapter Two</h1><p>${PARA}</p></body></html>`);
+    const e = await extractBytes('book.epub', await epub.generateAsync({ type: 'nodebuffer' }));
+    expect(e.kind).toBe('epub');
+    expect(e.title).toBe('My Book');
+    expect(e.text.indexOf('Chapter One')).toBeLessThan(e.text.indexOf('Chapter Two'));
+  });
+
+  it('Markdown, plain text, captions and RSS', async () => {
+    const md = await extractBytes('notes.md', `# Garden notes\n\nSome **bold** advice and a [link](https://x.y).\n\n- ${PARA}\n\n\`\`\`js\nconsole.log(1)\n\`\`\`\n`);
+    expect(md.kind).toBe('markdown');
+    expect(md.title).toBe('Garden notes');
+    expect(md.text).toContain('Some bold advice and a link.');
+    expect(md.text).not.toContain('console.log');
+
+    const txt = await extractBytes('plain.txt', `Town meeting\n\n${PARA.repeat(3)}`);
+    expect(txt.kind).toBe('text');
+    expect(txt.title).toBe('Town meeting');
+
+    const vtt = await extractBytes('talk.vtt', `WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nHello and welcome to the talk about libraries.\n\n00:00:03.000 --> 00:00:06.000\n${PARA}\n`);
+    expect(vtt.kind).toBe('captions');
+    expect(vtt.text).not.toContain('-->');
+
+    const rss = `<?xml version="1.0"?><rss version="2.0"><channel><title>Town Feed</title><language>en</language>
+      <item><title>First post</title><description>&lt;p&gt;${PARA}&lt;/p&gt;</description></item>
+      <item><title>Second post</title><description><![CDATA[<p>${PARA}</p>]]></description></item></channel></rss>`;
+    const f = await extractBytes('feed.xml', rss);
+    expect(f.kind).toBe('rss');
+    expect(f.title).toBe('Town Feed');
+    expect(f.text).toContain('Second post');
+    expect(f.text).not.toContain('<p>');
+  });
+
+  it('caps text at maxChars on a sentence boundary', async () => {
+    const path = join(dir, 'long.txt');
+    await writeFile(path, PARA.repeat(200));
+    const r = await extractSource({ path, sniffed: { kind: 'text', format: 'plain' }, contentType: null, url: null }, { maxChars: 1000 });
+    expect(r.text.length).toBeLessThanOrEqual(1000);
+    expect(r.text.endsWith('.')).toBe(true);
+  });
+
+  it('refuses audio and empty input with TaskFailure', async () => {
+    const path = join(dir, 'x.bin');
+    await writeFile(path, 'ID3');
+    await expect(extractSource({ path, sniffed: { kind: 'audio', format: 'mp3' }, contentType: null, url: null })).rejects.toBeInstanceOf(TaskFailure);
+    await expect(extractBytes('blank.txt', '   \n\n  ')).rejects.toThrow(/no usable text/);
+  });
+});
+
+describe('detectLanguage', () => {
+  it.each([
+    ['en', 'The weather was lovely yesterday, so we walked along the river to the old mill.'],
+    ['de', 'Gestern war das Wetter schön, also sind wir am Fluss entlang zur alten Mühle gegangen.'],
+    ['fr', 'Hier, il faisait beau, alors nous avons marché le long de la rivière jusqu’au vieux moulin.'],
+    ['es', 'Ayer hizo buen tiempo, así que caminamos por el río hasta el viejo molino.'],
+    ['pt', 'Ontem o tempo estava ótimo, então caminhamos pelo rio até o velho moinho.'],
+    ['ru', 'Вчера была хорошая погода, и мы гуляли вдоль реки до старой мельницы.'],
+    ['ar', 'كان الطقس جميلاً أمس، فمشينا على طول النهر حتى الطاحونة القديمة.'],
+    ['zh', '昨天天气很好，所以我们沿着河边走到了老磨坊。'],
+    ['zh_yue', '尋日天氣好好，所以我哋沿住河邊行咗去舊磨坊，佢話唔係好遠。'],
+    ['ja', '昨日は天気が良かったので、川沿いを古い水車小屋まで歩きました。'],
+    ['ko', '어제는 날씨가 좋아서 강을 따라 오래된 방앗간까지 걸었습니다.'],
+  ])('%s', (lang, text) => expect(detectLanguage(text)).toBe(lang));
+
+  it('returns null for languages outside the spec list', () => {
+    expect(detectLanguage('Včera bylo hezky, a tak jsme se prošli podél řeky až ke starému mlýnu a zpátky domů.')).toBeNull();
+  });
+});
+
+describe('extractVideoCaptions', () => {
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url?.startsWith('/timedtext')) {
+        res.end(`<?xml version="1.0"?><transcript><text start="0" dur="2">Welcome to the channel.</text><text start="2" dur="3">Today we explain how bridges carry heavy loads &amp;amp; why arches work.</text><text start="5" dur="3">Stone arches push their weight outwards into the ground.</text></transcript>`);
+      } else if (req.url === '/subs.vtt') {
+        res.end(`WEBVTT\n\n00:00.000 --> 00:02.000\nThis lecture covers the history of printing presses in Europe.\n\n00:02.000 --> 00:04.000\nGutenberg combined movable type with an oil-based ink.\n`);
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+  const fetchText = async (url: string) => {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(String(res.status));
+    return res.text();
+  };
+
+  it('reads captionTracks from a YouTube-like player response', async () => {
+    const player = { videoDetails: { title: 'How bridges work' }, captions: { playerCaptionsTracklistRenderer: { captionTracks: [
+      { baseUrl: `${base}/missing?v=1`, languageCode: 'en', kind: 'asr' },
+      { baseUrl: `${base}/timedtext?v=1\u0026lang=en`, languageCode: 'en' },
+    ] } } };
+    const path = join(dir, 'video.html');
+    await writeFile(path, `<html><head><title>How bridges work - YouTube</title></head><body><script>var ytInitialPlayerResponse = ${JSON.stringify(player)};</script></body></html>`);
+    const r = await extractVideoCaptions(path, 'https://video.example/watch?v=1', fetchText);
+    expect(r).not.toBeNull();
+    expect(r!.kind).toBe('captions');
+    expect(r!.title).toBe('How bridges work');
+    expect(r!.text).toContain('heavy loads & why arches work');
+    expect(r!.language).toBe('en');
+  });
+
+  it('reads <track kind="captions"> WebVTT, and returns null without tracks', async () => {
+    const path = join(dir, 'plain-video.html');
+    await writeFile(path, `<html><head><title>Printing</title></head><body><video><track kind="captions" src="/subs.vtt" srclang="en"></video></body></html>`);
+    const r = await extractVideoCaptions(path, `${base}/page`, fetchText);
+    expect(r?.text).toContain('Gutenberg combined movable type');
+    const none = join(dir, 'none.html');
+    await writeFile(none, '<html><body><video src="a.mp4"></video></body></html>');
+    expect(await extractVideoCaptions(none, `${base}/page`, fetchText)).toBeNull();
+  });
+});
+
+describe.skipIf(!hasCorpus)('corpus podcast_sources', () => {
+  const files = hasCorpus
+    ? readdirSync(CORPUS).flatMap((d) => readdirSync(join(CORPUS, d)).filter((f) => !f.endsWith('.json')).map((f) => join(CORPUS, d, f)))
+    : [];
+  it.each(files)('%s extracts real text', async (path) => {
+    const bytes = readFileSync(path);
+    const r = await extractSource({ path, sniffed: sniffMediaType(bytes.subarray(0, 4096)), contentType: null, url: null });
+    expect(r.text.length).toBeGreaterThan(100);
+    expect(r.title.length).toBeGreaterThan(0);
+    const metaPath = path.replace(/\.html$/, '.meta.json');
+    if (metaPath !== path && existsSync(metaPath)) {
+      const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as { title: string; lang: string | null };
+      expect(r.title).toBe(meta.title);
+      const expected = meta.lang ? ({ 'pt-br': 'pt', 'en-us': 'en' } as Record<string, string>)[meta.lang.toLowerCase()] ?? meta.lang.split('-')[0] : null;
+      if (expected && ['en', 'de', 'es', 'pt', 'ja', 'fr', 'ru'].includes(expected)) expect(r.language).toBe(expected);
+    }
+  });
+});
