@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { BuiltinScriptGenerator, SIZE_TOLERANCE } from '../../../src/engines/podcast/builtin-generator.js';
+import { measureSize, PODCAST_LANGUAGES, renderTranscript, targetSize, type ScriptRequest, type SpeakerInfo } from '../../../src/engines/podcast/script.js';
+import type { ExtractedSource } from '../../../src/engines/podcast/sources.js';
+
+const speakers: SpeakerInfo[] = [
+  { role: 'A', name: 'Maya', avatar: 'a.png', voiceId: 'voice-a', gender: 'female' },
+  { role: 'B', name: 'Leo', avatar: 'b.png', voiceId: 'voice-b', gender: 'male' },
+];
+
+const SUBJECTS = ['river', 'bridge', 'market', 'library', 'harbour', 'garden', 'school', 'museum', 'station', 'factory', 'theatre', 'hospital'];
+const VERBS = ['changed', 'shaped', 'supported', 'connected', 'challenged', 'renewed'];
+
+/** A long, varied English source: 240 distinct sentences in paragraphs of six. */
+function longEnglish(): string {
+  const paras: string[] = [];
+  for (let p = 0; p < 40; p++) {
+    const s: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const a = SUBJECTS[(p + i) % SUBJECTS.length]!;
+      const b = SUBJECTS[(p * 3 + i * 5 + 1) % SUBJECTS.length]!;
+      s.push(`In chapter ${p + 1}, the ${a} ${VERBS[(p + i) % VERBS.length]} how the town used the ${b} during season number ${i + 1} of the long story.`);
+    }
+    paras.push(s.join(' '));
+  }
+  return paras.join('\n\n');
+}
+
+/** CJK sources: sentences built from a small vocabulary so the text is long and varied. */
+function longCjk(lang: 'zh' | 'zh_yue' | 'ja' | 'ko'): string {
+  const words = { zh: ['城市', '河流', '图书馆', '市场', '学校', '花园'], zh_yue: ['城市', '河流', '圖書館', '街市', '學校', '花園'], ja: ['町', '川', '図書館', '市場', '学校', '庭園'], ko: ['도시', '강', '도서관', '시장', '학교', '정원'] }[lang];
+  const make = (a: string, b: string, n: number) =>
+    lang === 'ko' ? `${n}번째 이야기에서 ${a}은 ${b}과 함께 사람들의 생활을 크게 바꾸었습니다.` : lang === 'ja' ? `第${n}章では、${a}が${b}と一緒に人々の暮らしを大きく変えました。` : lang === 'zh_yue' ? `喺第${n}章入面，${a}同${b}一齊改變咗大家嘅生活，佢哋係咁講嘅。` : `在第${n}章中，${a}和${b}一起大大改变了人们的生活方式。`;
+  const paras: string[] = [];
+  for (let p = 0; p < 40; p++) paras.push([0, 1, 2, 3, 4].map((i) => make(words[(p + i) % 6]!, words[(p * 5 + i + 1) % 6]!, p * 5 + i + 1)).join(''));
+  return paras.join('\n\n');
+}
+
+function request(language: string, style: number, duration: number, text: string): ScriptRequest {
+  const source: ExtractedSource = { title: 'Town stories', text, language, kind: 'text' };
+  return { source, sourceData: 'text', language, style, duration, speakers };
+}
+
+const gen = new BuiltinScriptGenerator();
+const signal = new AbortController().signal;
+const spoken = (lines: Array<{ text: string }>) => lines.map((l) => l.text).join(' ');
+
+describe('BuiltinScriptGenerator', () => {
+  for (const language of PODCAST_LANGUAGES) {
+    it(`${language}: structure, size near target, valid highlights, deterministic`, async () => {
+      const text = ['zh', 'zh_yue', 'ja', 'ko'].includes(language) ? longCjk(language as 'zh') : longEnglish();
+      for (const style of [1, 4, 9]) {
+        for (const duration of [2, 4, 7]) {
+          const req = request(language, style, duration, text);
+          const s = await gen.generate(req, signal);
+          expect(s.podcast_script.length).toBeGreaterThan(3);
+          expect(new Set(s.podcast_script.map((l) => l.role))).toEqual(new Set(['A', 'B']));
+          for (const l of s.podcast_script) {
+            const sp = speakers.find((x) => x.role === l.role)!;
+            expect(l).toMatchObject({ name: sp.name, avatar: sp.avatar, voice_id: sp.voiceId });
+            expect(l.text.length).toBeGreaterThan(0);
+            expect(l.text).not.toMatch(/\{\w+\}/);
+          }
+          // No speaker has two turns in a row.
+          s.podcast_script.forEach((l, i) => i && expect(l.role).not.toBe(s.podcast_script[i - 1]!.role));
+          // Hosts address each other by name.
+          expect(s.podcast_script[0]!.text).toContain('Leo');
+          const size = measureSize(spoken(s.podcast_script), language);
+          const target = targetSize(duration, language);
+          expect(Math.abs(size - target) / target, `${language} style ${style} level ${duration}: ${size} vs ${target}`).toBeLessThanOrEqual(SIZE_TOLERANCE);
+          expect(s.hightlights.length).toBeGreaterThanOrEqual(3);
+          expect(s.hightlights.length).toBeLessThanOrEqual(6);
+          s.hightlights.forEach((h, i) => {
+            expect(h.index).toBe(i);
+            expect(h.script_start_index).toBeGreaterThanOrEqual(0);
+            expect(h.script_end_index).toBeGreaterThanOrEqual(h.script_start_index);
+            expect(h.script_end_index).toBeLessThan(s.podcast_script.length);
+          });
+          expect(s.train_data.split('\n').length).toBeGreaterThanOrEqual(3);
+          expect(s.podcast_script_txt).toBe(renderTranscript(s));
+          expect(await gen.generate(req, signal)).toEqual(s);
+        }
+      }
+    });
+  }
+
+  it('styles change the wording', async () => {
+    const a = await gen.generate(request('en', 1, 3, longEnglish()), signal);
+    const b = await gen.generate(request('en', 9, 3, longEnglish()), signal);
+    expect(a.podcast_script_txt).not.toBe(b.podcast_script_txt);
+  });
+
+  it('level 1 stays short and a short source is reported in the outline', async () => {
+    const one = await gen.generate(request('en', 2, 1, longEnglish()), signal);
+    expect(measureSize(spoken(one.podcast_script), 'en')).toBeLessThanOrEqual(targetSize(1, 'en') * 1.5);
+    const short = await gen.generate(request('en', 1, 7, longEnglish().split('\n\n').slice(0, 2).join('\n\n')), signal);
+    expect(short.train_data).toMatch(/too short/);
+    expect(short.podcast_script.length).toBeGreaterThan(3);
+  });
+
+  it('works with three hosts', async () => {
+    const third: SpeakerInfo = { role: 'C', name: 'Ana', avatar: '', voiceId: 'voice-c', gender: 'female' };
+    const s = await gen.generate({ ...request('es', 6, 3, longEnglish()), speakers: [...speakers, third] }, signal);
+    expect(new Set(s.podcast_script.map((l) => l.role))).toEqual(new Set(['A', 'B', 'C']));
+  });
+});
