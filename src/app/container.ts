@@ -17,6 +17,12 @@ import { Metrics } from '../services/metrics.js';
 import { RetentionReaper } from '../services/retention.js';
 import type { KindApi } from '../services/kinds/kind-api.js';
 import { TtsKindApi } from '../services/kinds/tts.js';
+import { PodcastAudioKindApi, PodcastScriptKindApi } from '../services/kinds/podcast.js';
+import { PodcastScriptHandler } from '../jobs/handlers/podcast-script.js';
+import { PodcastAudioHandler } from '../jobs/handlers/podcast-audio.js';
+import { InputFetcher } from '../jobs/input-fetcher.js';
+import { BuiltinScriptGenerator } from '../engines/podcast/builtin-generator.js';
+import { LlmScriptGenerator } from '../engines/podcast/llm-generator.js';
 import { JobRunner } from '../jobs/runner.js';
 import { EngineThreadPool } from '../jobs/threads/pool.js';
 import type { TtsThreadOutput } from '../jobs/threads/engine-thread.js';
@@ -51,6 +57,8 @@ export async function buildContainer(config: Config, logger: Logger) {
   const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR });
   const kinds = new Map<TaskKind, KindApi>([
     ['tts', new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT }) as KindApi],
+    ['podcast_script', new PodcastScriptKindApi(voices) as KindApi],
+    ['podcast_audio', new PodcastAudioKindApi(voices, tasks) as KindApi],
   ]);
   const metrics = new Metrics(queue);
   let runner: JobRunner | null = null;
@@ -123,7 +131,34 @@ export async function buildContainer(config: Config, logger: Logger) {
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */
     async startWorkers(): Promise<JobRunner> {
-      const handlers = new Map<TaskKind, TaskHandler>([['tts', new TtsHandler({ pool: enginePool(), blobs, ffmpeg: media.ffmpeg })]]);
+      const input = new InputFetcher(
+        { blobs, signer },
+        {
+          publicBaseUrl: config.PUBLIC_BASE_URL,
+          allowPrivate: config.ALLOW_PRIVATE_URLS,
+          maxBytes: config.INPUT_MAX_BYTES,
+          timeoutMs: config.INPUT_TIMEOUT_SECONDS * 1000,
+        },
+      );
+      const generator = config.LLM_BASE_URL
+        ? new LlmScriptGenerator({ baseUrl: config.LLM_BASE_URL, model: config.LLM_MODEL, apiKey: config.LLM_API_KEY })
+        : new BuiltinScriptGenerator();
+      const handlers = new Map<TaskKind, TaskHandler>([
+        ['tts', new TtsHandler({ pool: enginePool(), blobs, ffmpeg: media.ffmpeg })],
+        [
+          'podcast_script',
+          new PodcastScriptHandler({ input, voices, generator, avatarUrl: (id) => `${config.PUBLIC_BASE_URL}/assets/voices/${id}.svg` }),
+        ],
+        [
+          'podcast_audio',
+          new PodcastAudioHandler({
+            pool: enginePool(),
+            blobs,
+            ffmpeg: media.ffmpeg,
+            target: { integrated: config.PODCAST_LOUDNESS_LUFS, truePeak: -1.5, range: 11 },
+          }),
+        ],
+      ]);
       runner = new JobRunner(
         { queue, tasks, handlers, metrics, logger },
         {

@@ -36,6 +36,11 @@ const EnvSchema = z.object({
   INPUT_TIMEOUT_SECONDS: int(1, 86400).default(600),
   UPLOAD_MAX_BYTES: int(1, 2 ** 40).default(1024 ** 3),
   PREFER_SYSTEM_FFMPEG: bool.default(true),
+  /** Any OpenAI-compatible chat endpoint (Ollama, llama.cpp, vLLM, OpenAI) for podcast scripts; unset = built-in generator. */
+  LLM_BASE_URL: z.string().url().optional(),
+  LLM_MODEL: z.string().min(1).default('llama3.1'),
+  LLM_API_KEY: z.string().optional(),
+  PODCAST_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -46,7 +46,7 @@ export class InputFetcher {
       if (err instanceof FetchInputError) {
         // Network trouble may pass; a refused address, a 404 or an oversized file will not.
         const transient = err.reason === 'network' || err.reason === 'timeout' || err.reason === 'dns';
-        throw new TaskFailure(`inputurl could not be fetched: ${err.message}`, transient && !signal.aborted);
+        throw new TaskFailure(`The URL could not be fetched: ${err.message}`, transient && !signal.aborted);
       }
       throw err;
     }
@@ -67,14 +67,14 @@ export class InputFetcher {
     const key = keyFromPath(parsed.pathname.slice(prefix.length));
     if (!key) return null;
     const verdict = this.deps.signer.verify(key, parsed.searchParams.get('exp') ?? undefined, parsed.searchParams.get('sig') ?? undefined);
-    if (verdict !== 'ok') throw new TaskFailure(`inputurl is a file link of this server that is ${verdict === 'expired' ? 'expired' : 'not valid'}`);
+    if (verdict !== 'ok') throw new TaskFailure(`The URL is a file link of this server that is ${verdict === 'expired' ? 'expired' : 'not valid'}`);
     return key;
   }
 
   private async copyBlob(key: string, destPath: string): Promise<FetchedInput> {
     const info = await this.deps.blobs.stat(key);
-    if (!info) throw new TaskFailure('inputurl points to a file of this server that no longer exists');
-    if (info.size > this.opts.maxBytes) throw new TaskFailure(`inputurl is larger than the limit of ${this.opts.maxBytes} bytes`);
+    if (!info) throw new TaskFailure('The URL points to a file of this server that no longer exists');
+    if (info.size > this.opts.maxBytes) throw new TaskFailure(`The file is larger than the limit of ${this.opts.maxBytes} bytes`);
     await pipeline(await this.deps.blobs.read(key), createWriteStream(destPath));
     const handle = await open(destPath, 'r');
     try {

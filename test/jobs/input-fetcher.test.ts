@@ -55,7 +55,7 @@ describe('InputFetcher', () => {
   it('fetches other URLs through the SSRF guard: private refused unless allowed', async () => {
     const url = `http://127.0.0.1:${port}/song.wav`;
     const blocked = fetcher(false).input.fetch(url, join(dir, 'in3'), new AbortController().signal);
-    await expect(blocked).rejects.toThrow(/inputurl could not be fetched/);
+    await expect(blocked).rejects.toThrow(/URL could not be fetched/);
     const allowed = await fetcher(true).input.fetch(url, join(dir, 'in4'), new AbortController().signal);
     expect(allowed.bytes).toBe(WAV.length);
     const missing = fetcher(true).input.fetch(`http://127.0.0.1:${port}/missing.wav`, join(dir, 'in5'), new AbortController().signal);

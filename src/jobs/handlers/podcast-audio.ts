@@ -6,6 +6,7 @@ import type { PodcastAudioParams } from '../../services/kinds/podcast.js';
 import { encodeWav } from '../../media/wav.js';
 import { normalizeLoudness, type LoudnessTarget } from '../../media/loudnorm.js';
 import { resample } from '../../media/resample.js';
+import { renderTranscript } from '../../engines/podcast/script.js';
 import type { EngineThreadPool } from '../threads/pool.js';
 import type { TtsThreadOutput } from '../threads/engine-thread.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../handler.js';
@@ -16,10 +17,6 @@ const PAUSE_NEW_SPEAKER = 0.45;
 const PAUSE_SAME_SPEAKER = 0.25;
 const LEAD_IN = 0.3;
 const TAIL = 0.6;
-
-export function podcastTranscript(title: string, lines: Array<{ name: string; text: string }>): string {
-  return [title, '', ...lines.map((l) => `${l.name}: ${l.text}`)].join('\n').trim();
-}
 
 /** Podcast step 2: every line in its speaker's voice, joined with natural pauses, loudness-normalized MP3. */
 export class PodcastAudioHandler implements TaskHandler {
@@ -73,7 +70,7 @@ export class PodcastAudioHandler implements TaskHandler {
         train_data: p.trainData,
         podcast_script: podcastScript,
         hightlights: p.hightlights.map((h) => ({ ...h, start_time: startOf(h.script_start_index) })),
-        podcast_script_txt: podcastTranscript(p.title, p.lines),
+        podcast_script_txt: renderTranscript({ title: p.title, podcast_script: podcastScript }),
         avatar: p.lines[0]?.avatar ?? '',
       },
       engine: `tts:${engine}`,

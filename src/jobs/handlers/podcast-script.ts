@@ -1,0 +1,90 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TaskFailure } from '../../domain/errors.js';
+import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
+import type { PodcastScriptParams } from '../../services/kinds/podcast.js';
+import { detectLanguage, extractSource, extractVideoCaptions, type ExtractedSource } from '../../engines/podcast/sources.js';
+import type { ScriptGenerator, SpeakerInfo } from '../../engines/podcast/script.js';
+import type { InputFetcher } from '../input-fetcher.js';
+import type { JobContext, JobOutcome, TaskHandler } from '../handler.js';
+
+const ROLES = 'ABCDEFGH';
+
+/** Two hosts by default: a woman and a man speaking the podcast's language, when both exist. */
+export function defaultSpeakers(voices: VoiceRecord[], language: string): VoiceRecord[] {
+  const own = voices.filter((v) => v.language === language);
+  const female = own.find((v) => v.gender === 2);
+  const male = own.find((v) => v.gender === 1);
+  const picked = [female, male].filter((v): v is VoiceRecord => Boolean(v));
+  return picked.length >= 2 ? picked : own.slice(0, 2);
+}
+
+/** Podcast step 1: fetch and read the source, then write the script with the configured generator. */
+export class PodcastScriptHandler implements TaskHandler {
+  readonly kind = 'podcast_script' as const;
+
+  constructor(
+    private readonly deps: {
+      input: InputFetcher;
+      voices: VoiceLibrary;
+      generator: ScriptGenerator;
+      avatarUrl: (voiceId: number) => string;
+    },
+  ) {}
+
+  private async readSource(p: PodcastScriptParams, ctx: JobContext): Promise<ExtractedSource> {
+    if (p.sourceType === 4) {
+      const text = (p.text ?? '').trim();
+      return { title: '', text, language: detectLanguage(text), kind: 'text' };
+    }
+    const url = p.url!;
+    const file = join(ctx.tmpDir, 'source');
+    const fetched = await this.deps.input.fetch(url, file, ctx.signal);
+    ctx.onProgress(0.2);
+    if (p.sourceType === 2) {
+      if (fetched.sniffed.kind === 'audio' || fetched.sniffed.kind === 'video') {
+        throw new TaskFailure('The link is a media file: transcribing it needs a speech recognition engine, and none is installed on this server');
+      }
+      let n = 0;
+      const fetchText = async (u: string) => {
+        const path = join(ctx.tmpDir, `captions-${n++}`);
+        await this.deps.input.fetch(u, path, ctx.signal);
+        return readFile(path, 'utf8');
+      };
+      const captions = await extractVideoCaptions(file, url, fetchText);
+      if (!captions) throw new TaskFailure('The video page exposes no captions or transcript to build a script from');
+      return captions;
+    }
+    return extractSource({ path: file, sniffed: fetched.sniffed, contentType: null, url });
+  }
+
+  async run(ctx: JobContext): Promise<JobOutcome> {
+    const p = ctx.task.params as unknown as PodcastScriptParams;
+    const source = await this.readSource(p, ctx);
+    const language = p.language ?? source.language ?? 'en';
+    const all = await this.deps.voices.list();
+    const chosen = p.speakers?.length
+      ? p.speakers.map((id) => all.find((v) => v.id === id)).filter((v): v is VoiceRecord => Boolean(v))
+      : defaultSpeakers(all, language);
+    if (chosen.length === 0) throw new TaskFailure(`No podcast voice speaks ${language}`);
+    const speakers: SpeakerInfo[] = chosen.map((v, i) => ({
+      role: ROLES[i] ?? `S${i + 1}`,
+      name: v.display_name,
+      avatar: this.deps.avatarUrl(v.id),
+      voiceId: String(v.id),
+      gender: v.gender === 2 ? 'female' : 'male',
+    }));
+    const sourceData = p.url ?? source.text.slice(0, 300);
+    const script = await this.deps.generator.generate(
+      { source, sourceData, language, style: p.style, duration: p.duration, speakers },
+      ctx.signal,
+    );
+    ctx.onProgress(0.95);
+    return {
+      result: { ...script, source_data: sourceData, language, avatar: null },
+      engine: this.deps.generator.id,
+      price: 0,
+      audioSeconds: 0,
+    };
+  }
+}
