@@ -1,0 +1,236 @@
+import type { AudioData } from '../../media/audio.js';
+import { hann, nextPow2, StftProcessor } from './fft.js';
+import { LatencyTrim, type AudioStage } from './stage.js';
+
+/**
+ * Dereverberation: block-online WPE (weighted prediction error; Nakatani/Yoshioka, as in nara_wpe)
+ * per frequency bin in the STFT domain, followed by an optional late-reverberation suppressor
+ * (exponential-decay model, Lebart 2001). Memory is one block of frames plus K x K statistics per bin.
+ */
+export interface DereverbOptions {
+  /** Prediction delay in frames: keeps the direct path and early reflections. */
+  delay?: number;
+  taps?: number;
+  iterations?: number;
+  /** Frames per block (latency and statistics update period). */
+  blockFrames?: number;
+  /** Weight of previous blocks' statistics (0 = each block alone). */
+  forgetting?: number;
+  /** Late-echo suppression after WPE; the assumed T60 in seconds (0 disables). */
+  lateT60?: number;
+}
+
+export class DereverbStage implements AudioStage {
+  readonly name = 'dereverb';
+  private readonly stfts: StftProcessor[] = [];
+  private readonly trim: LatencyTrim;
+  private readonly padFrames: number;
+
+  constructor(readonly sampleRate: number, readonly channelCount: number, opts: DereverbOptions = {}) {
+    const size = nextPow2(Math.round(0.032 * sampleRate));
+    const hop = size / 4;
+    const win = hann(size);
+    const B = opts.blockFrames ?? Math.round((2.0 * sampleRate) / hop); // 2 s: enough frames per bin for K taps
+    for (let c = 0; c < channelCount; c++) {
+      const wpe = new WpeChannel(size / 2 + 1, B, opts, sampleRate / hop);
+      this.stfts.push(new StftProcessor({ size, hop, analysis: win, synthesis: win }, (re, im) => wpe.frame(re, im)));
+    }
+    this.padFrames = B + 4;
+    this.trim = new LatencyTrim(this.stfts[0]!.latency + B * hop);
+  }
+
+  async push(block: AudioData): Promise<AudioData | null> {
+    this.trim.countInput(block.channels[0]?.length ?? 0);
+    const t = this.trim.apply(block.channels.map((x, c) => this.stfts[c]!.process(x)));
+    return t ? { sampleRate: this.sampleRate, channels: t } : null;
+  }
+
+  async flush(): Promise<AudioData | null> {
+    const s = this.stfts[0]!;
+    const pad = new Float32Array(s.latency + s.fft.size + this.padFrames * (s.fft.size - s.latency));
+    const t = this.trim.apply(this.stfts.map((st) => st.process(pad)));
+    return t ? { sampleRate: this.sampleRate, channels: t } : null;
+  }
+}
+
+/** One channel: frames are collected into blocks; a block is filtered when full, and come out one block later. */
+class WpeChannel {
+  private readonly D: number;
+  private readonly K: number;
+  private readonly iters: number;
+  private readonly alpha: number;
+  private readonly H: number; // history frames needed before a block
+  // Block input (with history in front) and output, frame-major: [frame][bin].
+  private readonly inRe: Float64Array[];
+  private readonly inIm: Float64Array[];
+  private readonly outRe: Float64Array[];
+  private readonly outIm: Float64Array[];
+  private j = 0;
+  // Per bin accumulated weighted statistics: R (K x K complex), r (K complex).
+  private readonly Rre: Float64Array;
+  private readonly Rim: Float64Array;
+  private readonly rre: Float64Array;
+  private readonly rim: Float64Array;
+  private readonly late: LateSuppressor | null;
+
+  constructor(private readonly bins: number, private readonly B: number, opts: DereverbOptions, frameRate: number) {
+    this.D = opts.delay ?? 3;
+    this.K = opts.taps ?? 10;
+    this.iters = opts.iterations ?? 2;
+    this.alpha = opts.forgetting ?? 0.6;
+    this.H = this.D + this.K - 1;
+    const mk = (n: number) => Array.from({ length: n }, () => new Float64Array(bins));
+    this.inRe = mk(this.H + B);
+    this.inIm = mk(this.H + B);
+    this.outRe = mk(B);
+    this.outIm = mk(B);
+    const K = this.K;
+    this.Rre = new Float64Array(bins * K * K);
+    this.Rim = new Float64Array(bins * K * K);
+    this.rre = new Float64Array(bins * K);
+    this.rim = new Float64Array(bins * K);
+    this.late = (opts.lateT60 ?? 0.5) > 0 ? new LateSuppressor(bins, frameRate, opts.lateT60 ?? 0.5) : null;
+  }
+
+  frame(re: Float64Array, im: Float64Array): void {
+    const H = this.H, j = this.j;
+    this.inRe[H + j]!.set(re);
+    this.inIm[H + j]!.set(im);
+    re.set(this.outRe[j]!);
+    im.set(this.outIm[j]!);
+    if (++this.j === this.B) {
+      this.processBlock();
+      for (let t = 0; t < this.B; t++) this.late?.apply(this.outRe[t]!, this.outIm[t]!);
+      // The last H frames become the next block's history.
+      for (let t = 0; t < H; t++) {
+        this.inRe[t]!.set(this.inRe[this.B + t]!);
+        this.inIm[t]!.set(this.inIm[this.B + t]!);
+      }
+      this.j = 0;
+    }
+  }
+
+  private processBlock(): void {
+    const { B, K, D, H, bins, inRe, inIm, outRe, outIm, iters, alpha } = this;
+    const w = new Float64Array(B);
+    const Rr = new Float64Array(K * K), Ri = new Float64Array(K * K);
+    const pr = new Float64Array(K), pi = new Float64Array(K);
+    const gr = new Float64Array(K), gi = new Float64Array(K);
+    const xr = new Float64Array(K), xi = new Float64Array(K);
+    for (let f = 0; f < bins; f++) {
+      // Initial weights from the observed power; then from the dereverberated estimate.
+      for (let t = 0; t < B; t++) outRe[t]![f] = inRe[H + t]![f]!, outIm[t]![f] = inIm[H + t]![f]!;
+      for (let it = 0; it < iters; it++) {
+        let mean = 0;
+        for (let t = 0; t < B; t++) mean += outRe[t]![f]! ** 2 + outIm[t]![f]! ** 2;
+        const floor = 1e-3 * (mean / B) + 1e-12;
+        for (let t = 0; t < B; t++) w[t] = 1 / Math.max(outRe[t]![f]! ** 2 + outIm[t]![f]! ** 2, floor);
+        const base = f * K * K, vb = f * K;
+        for (let a = 0; a < K * K; a++) { Rr[a] = alpha * this.Rre[base + a]!; Ri[a] = alpha * this.Rim[base + a]!; }
+        for (let a = 0; a < K; a++) { pr[a] = alpha * this.rre[vb + a]!; pi[a] = alpha * this.rim[vb + a]!; }
+        for (let t = 0; t < B; t++) {
+          const wt = w[t]!;
+          for (let a = 0; a < K; a++) { xr[a] = inRe[H + t - D - a]![f]!; xi[a] = inIm[H + t - D - a]![f]!; }
+          const yr = inRe[H + t]![f]!, yi = inIm[H + t]![f]!;
+          for (let a = 0; a < K; a++) {
+            const ar = xr[a]! * wt, ai = xi[a]! * wt;
+            // R += x x^H / lambda ; p += x y^* / lambda
+            for (let b = 0; b < K; b++) {
+              Rr[a * K + b] = Rr[a * K + b]! + ar * xr[b]! + ai * xi[b]!;
+              Ri[a * K + b] = Ri[a * K + b]! + ai * xr[b]! - ar * xi[b]!;
+            }
+            pr[a] = pr[a]! + ar * yr + ai * yi;
+            pi[a] = pi[a]! + ai * yr - ar * yi;
+          }
+        }
+        if (it === iters - 1) {
+          for (let a = 0; a < K * K; a++) { this.Rre[base + a] = Rr[a]!; this.Rim[base + a] = Ri[a]!; }
+          for (let a = 0; a < K; a++) { this.rre[vb + a] = pr[a]!; this.rim[vb + a] = pi[a]!; }
+        }
+        solveHermitian(Rr, Ri, pr, pi, gr, gi, K);
+        // d = y - g^H x
+        for (let t = 0; t < B; t++) {
+          let er = 0, ei = 0;
+          for (let a = 0; a < K; a++) {
+            const vr = inRe[H + t - D - a]![f]!, vi = inIm[H + t - D - a]![f]!;
+            er += gr[a]! * vr + gi[a]! * vi;
+            ei += gr[a]! * vi - gi[a]! * vr;
+          }
+          outRe[t]![f] = inRe[H + t]![f]! - er;
+          outIm[t]![f] = inIm[H + t]![f]! - ei;
+        }
+      }
+    }
+  }
+}
+
+/** Solves (Rr + i Ri) g = p by complex Gaussian elimination with diagonal loading (R is Hermitian PSD). */
+function solveHermitian(Rr: Float64Array, Ri: Float64Array, pr: Float64Array, pi: Float64Array, gr: Float64Array, gi: Float64Array, K: number): void {
+  const Ar = Float64Array.from(Rr), Ai = Float64Array.from(Ri);
+  const br = Float64Array.from(pr), bi = Float64Array.from(pi);
+  let tr = 0;
+  for (let a = 0; a < K; a++) tr += Ar[a * K + a]!;
+  const load = 1e-4 * (tr / K) + 1e-12;
+  for (let a = 0; a < K; a++) Ar[a * K + a] = Ar[a * K + a]! + load;
+  for (let c = 0; c < K; c++) {
+    const dr = Ar[c * K + c]!, di = Ai[c * K + c]!;
+    const dd = dr * dr + di * di;
+    for (let r = c + 1; r < K; r++) {
+      // m = A[r][c] / A[c][c]
+      const nr = Ar[r * K + c]!, ni = Ai[r * K + c]!;
+      const mr = (nr * dr + ni * di) / dd, mi = (ni * dr - nr * di) / dd;
+      for (let k = c; k < K; k++) {
+        const cr = Ar[c * K + k]!, ci = Ai[c * K + k]!;
+        Ar[r * K + k] = Ar[r * K + k]! - (mr * cr - mi * ci);
+        Ai[r * K + k] = Ai[r * K + k]! - (mr * ci + mi * cr);
+      }
+      br[r] = br[r]! - (mr * br[c]! - mi * bi[c]!);
+      bi[r] = bi[r]! - (mr * bi[c]! + mi * br[c]!);
+    }
+  }
+  for (let r = K - 1; r >= 0; r--) {
+    let sr = br[r]!, si = bi[r]!;
+    for (let k = r + 1; k < K; k++) {
+      sr -= Ar[r * K + k]! * gr[k]! - Ai[r * K + k]! * gi[k]!;
+      si -= Ar[r * K + k]! * gi[k]! + Ai[r * K + k]! * gr[k]!;
+    }
+    const dr = Ar[r * K + r]!, di = Ai[r * K + r]!, dd = dr * dr + di * di;
+    gr[r] = (sr * dr + si * di) / dd;
+    gi[r] = (si * dr - sr * di) / dd;
+  }
+}
+
+/**
+ * Late reverberation PSD = decay(Td) * PSD(t - Td) with decay from T60; a floored, smoothed
+ * spectral-subtraction gain removes it (what WPE's finite taps leave of long tails).
+ */
+class LateSuppressor {
+  private readonly hist: Float64Array[];
+  private pos = 0;
+  private readonly psd: Float64Array;
+  private readonly gain: Float64Array;
+  private readonly decay: number;
+
+  constructor(private readonly bins: number, frameRate: number, t60: number) {
+    const Nd = Math.max(1, Math.round(0.05 * frameRate)); // 50 ms: past the early reflections
+    this.decay = Math.exp((-2 * 3 * Math.LN10 * (Nd / frameRate)) / t60);
+    this.hist = Array.from({ length: Nd }, () => new Float64Array(bins));
+    this.psd = new Float64Array(bins);
+    this.gain = new Float64Array(bins).fill(1);
+  }
+
+  apply(re: Float64Array, im: Float64Array): void {
+    const old = this.hist[this.pos]!;
+    for (let f = 0; f < this.bins; f++) {
+      const p = re[f]! ** 2 + im[f]! ** 2;
+      this.psd[f] = 0.5 * this.psd[f]! + 0.5 * p;
+      const lateP = this.decay * old[f]!;
+      const g = Math.max(0.25, 1 - (0.8 * lateP) / (this.psd[f]! + 1e-12));
+      this.gain[f] = 0.6 * this.gain[f]! + 0.4 * g;
+      old[f] = this.psd[f]!;
+      re[f] = re[f]! * this.gain[f]!;
+      im[f] = im[f]! * this.gain[f]!;
+    }
+    this.pos = (this.pos + 1) % this.hist.length;
+  }
+}
