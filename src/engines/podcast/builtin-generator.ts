@@ -18,7 +18,7 @@ import {
   type ScriptRequest,
   type SpeakerInfo,
 } from './script.js';
-import { rankSentences, speakable, topicWord, usableKeyPoint, type Sentence } from './textrank.js';
+import { rankSentences, speakable, termStats, topicWord, usableKeyPoint, type Sentence, type TermStats } from './textrank.js';
 
 /** Within this fraction of the target the script counts as sized right. */
 export const SIZE_TOLERANCE = 0.15;
@@ -61,7 +61,7 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
     const ranked = [...pool].sort((a, b) => b.score - a.score || a.index - b.index);
     const target = targetSize(req.duration, req.language);
     const seed = `${req.source.title}|${req.language}|${req.style}|${req.duration}`;
-    const ctx = { req, phrases, all, seed };
+    const ctx = { req, phrases, all, seed, stats: termStats(all) };
 
     // Size grows with both knobs; for each elaboration depth, binary-search the number of points.
     let best: { plan: Plan; size: number } | null = null;
@@ -114,10 +114,11 @@ interface Ctx {
   phrases: Phrases;
   all: Sentence[];
   seed: string;
+  stats: TermStats;
 }
 
 function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
-  const { req, phrases: P, all, seed } = ctx;
+  const { req, phrases: P, all, seed, stats } = ctx;
   const speakers = req.speakers;
   const host = speakers[0]!;
   const guests = speakers.length > 1 ? speakers.slice(1) : speakers;
@@ -152,7 +153,7 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
     const guest = guests[i % guests.length]!;
     let start = -1;
     if (i > 0 && !compact && i % 2 === 0) start = say(host, `${pick(P.transition, `tr${i}`)}`);
-    const found = topicWord(point, all);
+    const found = topicWord(point, stats);
     // A topic already asked about would make two identical questions.
     const topic = found && !topics.has(found.toLowerCase()) ? found : null;
     if (topic) topics.add(topic.toLowerCase());

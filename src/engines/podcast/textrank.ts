@@ -116,14 +116,27 @@ export function usableKeyPoint(s: Sentence): boolean {
  * The sentence's most characteristic word (frequent in the document, rare across sentences), used as
  * the spoken topic of a question; null when nothing fits (or for CJK, where words are not delimited).
  */
-export function topicWord(s: Sentence, all: Sentence[]): string | null {
-  if (CJK.test(s.text)) return null;
+export interface TermStats {
+  tf: Map<string, number>;
+  df: Map<string, number>;
+  sentences: number;
+}
+
+/** Document-wide term and sentence frequencies, computed once per document for topicWord. */
+export function termStats(all: Sentence[]): TermStats {
   const tf = new Map<string, number>();
   const df = new Map<string, number>();
   for (const x of all) {
     for (const t of x.tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
     for (const t of new Set(x.tokens)) df.set(t, (df.get(t) ?? 0) + 1);
   }
+  return { tf, df, sentences: all.length };
+}
+
+export function topicWord(s: Sentence, stats: TermStats): string | null {
+  if (CJK.test(s.text)) return null;
+  const { tf, df } = stats;
+  const all = { length: stats.sentences };
   let best: string | null = null;
   let bestScore = 0;
   for (const t of new Set(s.tokens)) {

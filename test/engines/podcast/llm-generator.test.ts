@@ -28,7 +28,8 @@ const GOOD = {
 let server: Server;
 let base: string;
 let calls: Call[];
-let replies: Array<(c: Call) => { status?: number; content?: string; raw?: string }>;
+type Reply = { status?: number; content?: string; raw?: string };
+let replies: Array<(c: Call) => Reply>;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -37,7 +38,7 @@ beforeAll(async () => {
     req.on('end', () => {
       const call: Call = { body: JSON.parse(data) as Call['body'], auth: req.headers.authorization };
       calls.push(call);
-      const next = replies.shift() ?? (() => ({ content: JSON.stringify(GOOD) }));
+      const next = replies.shift() ?? ((): Reply => ({ content: JSON.stringify(GOOD) }));
       const r = next(call);
       res.writeHead(r.status ?? 200, { 'content-type': 'application/json' });
       res.end(r.raw ?? JSON.stringify({ choices: [{ message: { role: 'assistant', content: r.content ?? '' } }] }));
