@@ -1,8 +1,9 @@
 /** `npm run bench [-- http|tts ...]`: runs the named benchmarks (all by default); results in bench/results/. */
 import { benchHttp } from './http.js';
 import { benchTts } from './tts.js';
+import { benchPodcast } from './podcast.js';
 
-const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts };
+const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast };
 const names = process.argv.slice(2).filter((a) => a !== '--');
 for (const name of names.length ? names : Object.keys(all)) {
   const fn = all[name];

@@ -21,6 +21,8 @@ import { PodcastAudioKindApi, PodcastScriptKindApi } from '../services/kinds/pod
 import { PodcastScriptHandler } from '../jobs/handlers/podcast-script.js';
 import { PodcastAudioHandler } from '../jobs/handlers/podcast-audio.js';
 import { InputFetcher } from '../jobs/input-fetcher.js';
+import { SeparationKindApi } from '../services/kinds/separation.js';
+import { SeparationHandler } from '../jobs/handlers/separation.js';
 import { BuiltinScriptGenerator } from '../engines/podcast/builtin-generator.js';
 import { LlmScriptGenerator } from '../engines/podcast/llm-generator.js';
 import { JobRunner } from '../jobs/runner.js';
@@ -57,6 +59,7 @@ export async function buildContainer(config: Config, logger: Logger) {
   const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR });
   const kinds = new Map<TaskKind, KindApi>([
     ['tts', new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT }) as KindApi],
+    ['separation', new SeparationKindApi() as KindApi],
     ['podcast_script', new PodcastScriptKindApi(voices) as KindApi],
     ['podcast_audio', new PodcastAudioKindApi(voices, tasks) as KindApi],
   ]);
@@ -145,6 +148,10 @@ export async function buildContainer(config: Config, logger: Logger) {
         : new BuiltinScriptGenerator();
       const handlers = new Map<TaskKind, TaskHandler>([
         ['tts', new TtsHandler({ pool: enginePool(), blobs, ffmpeg: media.ffmpeg })],
+        [
+          'separation',
+          new SeparationHandler({ pool: enginePool(), blobs, input, media, maxSeconds: config.SEPARATION_MAX_SECONDS, creditsPerMinute: config.CREDITS_PER_MINUTE }),
+        ],
         [
           'podcast_script',
           new PodcastScriptHandler({ input, voices, generator, avatarUrl: (id) => `${config.PUBLIC_BASE_URL}/assets/voices/${id}.svg` }),

@@ -40,6 +40,7 @@ const EnvSchema = z.object({
   LLM_BASE_URL: z.string().url().optional(),
   LLM_MODEL: z.string().min(1).default('llama3.1'),
   LLM_API_KEY: z.string().optional(),
+  SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),
   PODCAST_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),
 });
 

@@ -42,7 +42,10 @@ export const SeparationCreateBody = z.object({
     message: `must be one of ${MODEL_TYPES.join(', ')}`,
   }),
   inputurl: z.string().min(1),
-  separation_type: z.string().optional(),
+  separation_type: z
+    .enum(['stems', 'accompaniment', 'vocals_accompaniment'])
+    .optional()
+    .describe('Soundry: stems (default), accompaniment (only the mix minus the vocals/target stems), vocals_accompaniment (both)'),
   output_format: z.enum(['mp3', 'wav', 'flac']).optional(),
 });
 

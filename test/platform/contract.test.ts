@@ -150,8 +150,8 @@ describe('Soundry decisions for what the spec leaves open', () => {
 
   it('101010 for capabilities not built yet, after validation', async () => {
     const { key } = await app.newKey();
-    const res = await app.post(`${API}/separation/task/create`, { model_type: 350, inputurl: 'https://example.com/a.mp3' }, key);
-    expect(res.json).toEqual({ code: 101010, data: {}, message: 'Capability not available on this server: separation' });
+    const res = await app.post(`${API}/enhance/task/create`, { inputurl: 'https://example.com/a.mp3', enhance_type: { normalize: true } }, key);
+    expect(res.json).toEqual({ code: 101010, data: {}, message: 'Capability not available on this server: enhance' });
     const bad = await app.post(`${API}/separation/task/create`, { model_type: 999, inputurl: 'https://example.com/a.mp3' }, key);
     expect(bad.json.code).toBe(100002);
     expect(bad.json.message).toMatch(/model_type/);

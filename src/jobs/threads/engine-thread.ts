@@ -8,6 +8,9 @@ import { TaskFailure } from '../../domain/errors.js';
 import { createTtsEngines } from '../../engines/tts/setup.js';
 import { synthesize, type TtsJob } from '../../engines/tts/synthesize.js';
 import type { TtsRegistry } from '../../engines/tts/registry.js';
+import { createBuiltinSeparationEngine } from '../../engines/separation/builtin.js';
+import type { SeparationEngine } from '../../engines/separation/engine.js';
+import { runSeparation, type SeparationThreadInput } from './separation-task.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +34,7 @@ interface ThreadTask {
 
 const config = workerData as { modelsDir: string };
 let tts: TtsRegistry | null = null;
+let separation: SeparationEngine | null = null;
 
 async function runTts(job: TtsJob, port: MessagePort, signal: AbortSignal): Promise<TtsThreadOutput> {
   tts ??= createTtsEngines({ modelsDir: config.modelsDir });
@@ -51,6 +55,11 @@ export default async function run(task: ThreadTask): Promise<ThreadReply<unknown
     switch (task.name) {
       case 'tts':
         return { ok: true, value: await runTts(task.input as TtsJob, task.progressPort, signal) };
+      case 'separation': {
+        separation ??= createBuiltinSeparationEngine();
+        const ctx = { tmpDir: tmpdir(), signal, onProgress: (f: number) => task.progressPort.postMessage(f) };
+        return { ok: true, value: await runSeparation(separation, task.input as SeparationThreadInput, ctx) };
+      }
       default:
         throw new Error(`unknown engine task ${task.name}`);
     }

@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import type { AudioData } from '../../media/audio.js';
+import { decodeStream, StreamEncoder } from '../../media/ffmpeg-stream.js';
+import { outputStems, type SeparationEngine } from '../../engines/separation/engine.js';
+import type { EngineContext } from '../../ports/engines.js';
+
+export interface SeparationThreadInput {
+  inputPath: string;
+  outDir: string;
+  modelType: number;
+  sampleRate: number;
+  channels: number;
+  totalFrames: number;
+  format: 'mp3' | 'wav' | 'flac';
+  ffmpeg: string;
+  /** Extra mix of stems to write: name -> the engine stems it sums (e.g. accompaniment). */
+  mixes: Record<string, string[]>;
+  /** Engine stems to write as files. */
+  keep: string[];
+}
+
+export interface SeparationThreadOutput {
+  engine: string;
+  /** stem name -> file path */
+  files: Record<string, string>;
+}
+
+const EXT = { mp3: 'mp3', wav: 'wav', flac: 'flac' } as const;
+
+/**
+ * Runs inside an engine thread: decoder -> engine -> one encoder per output, all streaming, so a
+ * long input never sits in memory whole.
+ */
+export async function runSeparation(engine: SeparationEngine, job: SeparationThreadInput, ctx: EngineContext): Promise<SeparationThreadOutput> {
+  const stems = outputStems(job.modelType);
+  const names = [...job.keep, ...Object.keys(job.mixes)];
+  const files: Record<string, string> = {};
+  const encoders = new Map<string, StreamEncoder>();
+  for (const name of names) {
+    files[name] = join(job.outDir, `${name}.${EXT[job.format]}`);
+    encoders.set(name, new StreamEncoder(files[name]!, { ffmpeg: job.ffmpeg, format: job.format, sampleRate: job.sampleRate, channels: job.channels, signal: ctx.signal }));
+  }
+  try {
+    await engine.separate(
+      {
+        sampleRate: job.sampleRate,
+        channelCount: job.channels,
+        totalFrames: job.totalFrames,
+        blocks: (signal) => decodeStream(job.inputPath, { ffmpeg: job.ffmpeg, sampleRate: job.sampleRate, channels: job.channels, blockFrames: job.sampleRate * 10, signal }),
+      },
+      job.modelType,
+      ctx,
+      {
+        async write(_start, block) {
+          for (const name of job.keep) await encoders.get(name)!.write(block[name]!);
+          for (const [name, parts] of Object.entries(job.mixes)) {
+            const first = block[parts[0] ?? stems[0]!]!;
+            const mix: AudioData = { sampleRate: first.sampleRate, channels: first.channels.map((c) => new Float32Array(c.length)) };
+            for (const part of parts) block[part]!.channels.forEach((c, i) => {
+              const out = mix.channels[i]!;
+              for (let k = 0; k < c.length; k++) out[k]! += c[k]!;
+            });
+            await encoders.get(name)!.write(mix);
+          }
+        },
+      },
+    );
+    for (const enc of encoders.values()) await enc.end();
+  } catch (err) {
+    for (const enc of encoders.values()) enc.abort();
+    throw err;
+  }
+  return { engine: engine.id, files };
+}

@@ -1,0 +1,104 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeAudio, resolveMediaTools } from '../../src/media/ffmpeg.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const run = promisify(execFile);
+const API = '/audio/api/v1/api-keys';
+const tools = resolveMediaTools({ preferSystem: true });
+let app: TestApp;
+let key: string;
+
+async function makeFile(name: string, args: string[]): Promise<string> {
+  const path = join(app.dataDir, name);
+  await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', ...args, path]);
+  return path;
+}
+
+async function upload(path: string): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(await readFile(path))]), path.split('/').pop()!);
+  const res = (await (await fetch(`${app.baseUrl}${API}/files/upload`, { method: 'POST', headers: { 'api-key': key }, body: form })).json()) as any;
+  return res.data.url;
+}
+
+async function separate(body: Record<string, unknown>, k = key) {
+  const created = await app.post(`${API}/separation/task/create`, body, k);
+  expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
+  return app.waitTask(`${API}/separation/task/get`, 'job_id', created.json.data.job_id, k, 180_000);
+}
+
+let songUrl: string;
+let songPath: string;
+
+beforeAll(async () => {
+  app = await startTestApp({ WORKER_THREADS: '2', SEPARATION_MAX_SECONDS: '120' });
+  ({ key } = await app.newKey({ credits: 1000 }));
+  // 8 s stereo: a tone (harmonic) panned centre, clicks (percussive) and a low bass line.
+  const ch = (bass: number, seed: number) =>
+    `0.3*sin(2*PI*440*t)+${bass}*sin(2*PI*55*t)+0.6*(random(${seed})-0.5)*lt(mod(t\\,0.5)\\,0.03)`;
+  songPath = await makeFile('song.wav', ['-f', 'lavfi', '-i', `aevalsrc=${ch(0.4, 0)}|${ch(0.25, 1)}:s=44100:d=8`, '-c:a', 'pcm_s16le']);
+  songUrl = await upload(songPath);
+});
+afterAll(async () => app?.close());
+
+describe('separation through the API with the built-in engine', () => {
+  it('501 gives exactly bass, drums, vocals, other, a zip of them, and stems that sum to the mixture', async () => {
+    const done = await separate({ model_type: 501, inputurl: songUrl, output_format: 'wav' });
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(Object.keys(done.data.output).sort()).toEqual(['bass', 'drums', 'other', 'vocals']);
+    expect(done.data.file_type).toBe('audio');
+    expect(done.data.video_url).toBe(songUrl);
+    expect(done.data.engine).toBe('builtin-dsp');
+    expect(done.data.credits).toBe(1);
+    const mix = await decodeAudio(songPath, { ffmpeg: tools.ffmpeg });
+    const sum = mix.channels.map((c) => new Float32Array(c.length));
+    for (const url of Object.values(done.data.output) as string[]) {
+      const file = join(app.dataDir, `stem-${Math.random()}.wav`);
+      await (await import('node:fs/promises')).writeFile(file, Buffer.from(await (await fetch(url)).arrayBuffer()));
+      const stem = await decodeAudio(file, { ffmpeg: tools.ffmpeg });
+      expect(stem.sampleRate).toBe(44100);
+      expect(stem.channels).toHaveLength(2);
+      stem.channels.forEach((c, i) => c.forEach((v, k) => (sum[i]![k]! += v)));
+    }
+    let err = 0;
+    let pow = 0;
+    mix.channels.forEach((c, i) => c.forEach((v, k) => {
+      err += (v - sum[i]![k]!) ** 2;
+      pow += v * v;
+    }));
+    expect(10 * Math.log10(err / pow)).toBeLessThan(-30); // 16-bit stems, so not bit-exact
+    const zip = Buffer.from(await (await fetch(done.data.zip_url)).arrayBuffer());
+    expect(zip.subarray(0, 2).toString()).toBe('PK');
+    for (const name of ['bass.wav', 'drums.wav', 'vocals.wav', 'other.wav']) expect(zip.includes(Buffer.from(name))).toBe(true);
+  }, 240_000);
+
+  it('350 with accompaniment gives vocals and the instrumental; video input reports file_type video', async () => {
+    const done = await separate({ model_type: 350, inputurl: songUrl, separation_type: 'vocals_accompaniment' });
+    expect(Object.keys(done.data.output).sort()).toEqual(['accompaniment', 'vocals']);
+    const video = await makeFile('clip.mp4', ['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=3', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=3', '-shortest', '-c:v', 'mpeg4', '-c:a', 'aac']);
+    const v = await separate({ model_type: 340, inputurl: await upload(video) });
+    expect(v.data.status, JSON.stringify(v)).toBe('success');
+    expect(v.data.file_type).toBe('video');
+    expect(Object.keys(v.data.output)).toEqual(['drums']);
+  }, 240_000);
+
+  it('fails a non-audio input and an over-long input clearly, without charging', async () => {
+    const poor = await app.newKey({ credits: 5 });
+    const textFile = join(app.dataDir, 'notes.txt');
+    await (await import('node:fs/promises')).writeFile(textFile, 'just some text, not audio');
+    const bad = await separate({ model_type: 350, inputurl: await upload(textFile) }, poor.key);
+    expect(bad.data.status).toBe('failed');
+    expect(bad.data.error).toMatch(/not an audio or video file/);
+    const long = await makeFile('long.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=200:duration=150', '-b:a', '32k']);
+    const tooLong = await separate({ model_type: 350, inputurl: await upload(long) }, poor.key);
+    expect(tooLong.data.status).toBe('failed');
+    expect(tooLong.data.error).toMatch(/limit is 120 s/);
+    expect((await app.container.accounts.getAccount(poor.accountId))!.balance).toBe(5);
+    const notUrl = await app.post(`${API}/separation/task/create`, { model_type: 350, inputurl: 'file:///etc/passwd' }, poor.key);
+    expect(notUrl.json.code).toBe(100002);
+  }, 240_000);
+});
