@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
@@ -44,6 +44,9 @@ function packageVersion(): string {
 /** The composition root: the only place where adapters are chosen and constructed. */
 export async function buildContainer(config: Config, logger: Logger) {
   await mkdir(config.TMP_DIR, { recursive: true });
+  if (config.PODCAST_MUSIC_FILE && !existsSync(config.PODCAST_MUSIC_FILE)) {
+    throw new Error(`PODCAST_MUSIC_FILE does not exist: ${config.PODCAST_MUSIC_FILE}`);
+  }
   const db = await openSqlite(config.DB_PATH);
   const tasks = new SqlTaskStore(db);
   const accounts = new SqlAccountStore(db);
@@ -163,6 +166,7 @@ export async function buildContainer(config: Config, logger: Logger) {
             blobs,
             ffmpeg: media.ffmpeg,
             target: { integrated: config.PODCAST_LOUDNESS_LUFS, truePeak: -1.5, range: 11 },
+            musicFile: config.PODCAST_MUSIC_FILE,
           }),
         ],
       ]);

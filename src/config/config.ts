@@ -41,6 +41,8 @@ const EnvSchema = z.object({
   LLM_MODEL: z.string().min(1).default('llama3.1'),
   LLM_API_KEY: z.string().optional(),
   SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),
+  /** An audio file (operator's own, licensed for this use) laid under podcast episodes as intro/outro bed with ducking. */
+  PODCAST_MUSIC_FILE: z.string().min(1).optional(),
   PODCAST_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),
 });
 

@@ -18,7 +18,8 @@ export interface LoudnessMeasure {
   target_offset: string;
 }
 
-function runFfmpeg(ffmpeg: string, args: string[], signal?: AbortSignal): Promise<string> {
+/** Runs ffmpeg and resolves with its stderr (where measurements are printed). */
+export function runFfmpeg(ffmpeg: string, args: string[], signal?: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(ffmpeg, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';

@@ -6,6 +6,7 @@ import type { PodcastAudioParams } from '../../services/kinds/podcast.js';
 import { encodeWav } from '../../media/wav.js';
 import { normalizeLoudness, type LoudnessTarget } from '../../media/loudnorm.js';
 import { resample } from '../../media/resample.js';
+import { mixMusicBed } from '../../media/music-bed.js';
 import { renderTranscript } from '../../engines/podcast/script.js';
 import type { EngineThreadPool } from '../threads/pool.js';
 import type { TtsThreadOutput } from '../threads/engine-thread.js';
@@ -17,18 +18,25 @@ const PAUSE_NEW_SPEAKER = 0.45;
 const PAUSE_SAME_SPEAKER = 0.25;
 const LEAD_IN = 0.3;
 const TAIL = 0.6;
+/** With a music bed: music alone before the first line and after the last. */
+const MUSIC_INTRO = 4;
+const MUSIC_OUTRO = 4;
 
 /** Podcast step 2: every line in its speaker's voice, joined with natural pauses, loudness-normalized MP3. */
 export class PodcastAudioHandler implements TaskHandler {
   readonly kind = 'podcast_audio' as const;
 
-  constructor(private readonly deps: { pool: EngineThreadPool; blobs: BlobStore; ffmpeg: string; target: LoudnessTarget }) {}
+  constructor(
+    private readonly deps: { pool: EngineThreadPool; blobs: BlobStore; ffmpeg: string; target: LoudnessTarget; musicFile?: string },
+  ) {}
 
   async run(ctx: JobContext): Promise<JobOutcome> {
     const p = ctx.task.params as unknown as PodcastAudioParams;
     const pieces: Float32Array[] = [];
     const starts: number[] = [];
-    let cursor = Math.round(LEAD_IN * RATE);
+    const music = this.deps.musicFile;
+    const lead = music ? MUSIC_INTRO : LEAD_IN;
+    let cursor = Math.round(lead * RATE);
     let engine = '';
     for (const [i, line] of p.lines.entries()) {
       const out = await this.deps.pool.run<TtsThreadOutput>(
@@ -43,11 +51,23 @@ export class PodcastAudioHandler implements TaskHandler {
       cursor += samples.length;
       engine = engine && engine !== out.engine ? 'mixed' : out.engine;
     }
-    const total = cursor + Math.round(TAIL * RATE);
+    const total = cursor + Math.round((music ? MUSIC_OUTRO : TAIL) * RATE);
     const mix = new Float32Array(total);
     for (const [i, piece] of pieces.entries()) mix.set(piece, Math.round(starts[i]! * RATE));
-    const wavPath = join(ctx.tmpDir, 'mix.wav');
-    await writeFile(wavPath, encodeWav({ sampleRate: RATE, channels: [mix] }, 32));
+    const voicePath = join(ctx.tmpDir, 'voices.wav');
+    await writeFile(voicePath, encodeWav({ sampleRate: RATE, channels: [mix] }, 32));
+    let wavPath = voicePath;
+    if (music) {
+      wavPath = join(ctx.tmpDir, 'mix.wav');
+      await mixMusicBed(voicePath, music, wavPath, {
+        ffmpeg: this.deps.ffmpeg,
+        introSeconds: MUSIC_INTRO,
+        outroSeconds: MUSIC_OUTRO,
+        durationSeconds: total / RATE,
+        sampleRate: RATE,
+        signal: ctx.signal,
+      });
+    }
     const mp3Path = join(ctx.tmpDir, 'podcast.mp3');
     await normalizeLoudness(wavPath, mp3Path, { ffmpeg: this.deps.ffmpeg, target: this.deps.target, format: 'mp3', bitrateKbps: 128, sampleRate: RATE, signal: ctx.signal });
     ctx.onProgress(0.97);
