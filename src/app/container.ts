@@ -23,6 +23,8 @@ import { PodcastAudioHandler } from '../jobs/handlers/podcast-audio.js';
 import { InputFetcher } from '../jobs/input-fetcher.js';
 import { SeparationKindApi } from '../services/kinds/separation.js';
 import { SeparationHandler } from '../jobs/handlers/separation.js';
+import { EnhanceKindApi } from '../services/kinds/enhance.js';
+import { EnhanceHandler } from '../jobs/handlers/enhance.js';
 import { BuiltinScriptGenerator } from '../engines/podcast/builtin-generator.js';
 import { LlmScriptGenerator } from '../engines/podcast/llm-generator.js';
 import { JobRunner } from '../jobs/runner.js';
@@ -63,6 +65,7 @@ export async function buildContainer(config: Config, logger: Logger) {
   const kinds = new Map<TaskKind, KindApi>([
     ['tts', new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT }) as KindApi],
     ['separation', new SeparationKindApi() as KindApi],
+    ['enhance', new EnhanceKindApi() as KindApi],
     ['podcast_script', new PodcastScriptKindApi(voices) as KindApi],
     ['podcast_audio', new PodcastAudioKindApi(voices, tasks) as KindApi],
   ]);
@@ -151,6 +154,20 @@ export async function buildContainer(config: Config, logger: Logger) {
         : new BuiltinScriptGenerator();
       const handlers = new Map<TaskKind, TaskHandler>([
         ['tts', new TtsHandler({ pool: enginePool(), blobs, ffmpeg: media.ffmpeg })],
+        [
+          'enhance',
+          new EnhanceHandler({
+            pool: enginePool(),
+            blobs,
+            input,
+            media,
+            modelsDir: config.MODELS_DIR,
+            maxSeconds: config.ENHANCE_MAX_SECONDS,
+            maxBytes: config.ENHANCE_MAX_BYTES,
+            creditsPerMinute: config.CREDITS_PER_MINUTE,
+            targetLufs: config.ENHANCE_LOUDNESS_LUFS,
+          }),
+        ],
         [
           'separation',
           new SeparationHandler({ pool: enginePool(), blobs, input, media, maxSeconds: config.SEPARATION_MAX_SECONDS, creditsPerMinute: config.CREDITS_PER_MINUTE }),

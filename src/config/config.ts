@@ -40,6 +40,9 @@ const EnvSchema = z.object({
   LLM_BASE_URL: z.string().url().optional(),
   LLM_MODEL: z.string().min(1).default('llama3.1'),
   LLM_API_KEY: z.string().optional(),
+  ENHANCE_MAX_SECONDS: int(1, 86400).default(10_800),
+  ENHANCE_MAX_BYTES: int(1, 2 ** 40).default(10 * 1024 * 1024),
+  ENHANCE_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),
   SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),
   /** An audio file (operator's own, licensed for this use) laid under podcast episodes as intro/outro bed with ducking. */
   PODCAST_MUSIC_FILE: z.string().min(1).optional(),

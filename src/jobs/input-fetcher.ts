@@ -31,13 +31,14 @@ export class InputFetcher {
     private readonly opts: InputFetcherOptions,
   ) {}
 
-  async fetch(url: string, destPath: string, signal: AbortSignal): Promise<FetchedInput> {
+  async fetch(url: string, destPath: string, signal: AbortSignal, limits: { maxBytes?: number } = {}): Promise<FetchedInput> {
+    const maxBytes = Math.min(limits.maxBytes ?? Infinity, this.opts.maxBytes);
     const own = this.ownKey(url);
-    if (own) return this.copyBlob(own, destPath);
+    if (own) return this.copyBlob(own, destPath, maxBytes);
     try {
       const res = await fetchToFile(url, destPath, {
         allowPrivate: this.opts.allowPrivate,
-        maxBytes: this.opts.maxBytes,
+        maxBytes,
         timeoutMs: this.opts.timeoutMs,
         signal,
       });
@@ -71,10 +72,10 @@ export class InputFetcher {
     return key;
   }
 
-  private async copyBlob(key: string, destPath: string): Promise<FetchedInput> {
+  private async copyBlob(key: string, destPath: string, maxBytes: number): Promise<FetchedInput> {
     const info = await this.deps.blobs.stat(key);
     if (!info) throw new TaskFailure('The URL points to a file of this server that no longer exists');
-    if (info.size > this.opts.maxBytes) throw new TaskFailure(`The file is larger than the limit of ${this.opts.maxBytes} bytes`);
+    if (info.size > maxBytes) throw new TaskFailure(`The file is larger than the limit of ${maxBytes} bytes`);
     await pipeline(await this.deps.blobs.read(key), createWriteStream(destPath));
     const handle = await open(destPath, 'r');
     try {

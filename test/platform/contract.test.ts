@@ -148,10 +148,13 @@ describe('Soundry decisions for what the spec leaves open', () => {
     expect(res.json.message).toMatch(/maximum length/);
   });
 
-  it('101010 for capabilities not built yet, after validation', async () => {
+  it('validates every kind\'s body and names the field', async () => {
     const { key } = await app.newKey();
-    const res = await app.post(`${API}/enhance/task/create`, { inputurl: 'https://example.com/a.mp3', enhance_type: { normalize: true } }, key);
-    expect(res.json).toEqual({ code: 101010, data: {}, message: 'Capability not available on this server: enhance' });
+    const res = await app.post(`${API}/enhance/task/create`, { inputurl: 'https://example.com/a.mp3', enhance_type: { fillers: true } }, key);
+    expect(res.json.code).toBe(100002);
+    expect(res.json.message).toMatch(/enhance_type.fillers: not available/);
+    const flag = await app.post(`${API}/enhance/task/create`, { inputurl: 'https://example.com/a.mp3', enhance_type: { normalize: 'yes' } }, key);
+    expect(flag.json.message).toMatch(/enhance_type.normalize/);
     const bad = await app.post(`${API}/separation/task/create`, { model_type: 999, inputurl: 'https://example.com/a.mp3' }, key);
     expect(bad.json.code).toBe(100002);
     expect(bad.json.message).toMatch(/model_type/);

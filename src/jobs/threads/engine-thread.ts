@@ -11,6 +11,7 @@ import type { TtsRegistry } from '../../engines/tts/registry.js';
 import { createBuiltinSeparationEngine } from '../../engines/separation/builtin.js';
 import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { runSeparation, type SeparationThreadInput } from './separation-task.js';
+import { runEnhance, type EnhanceThreadInput } from './enhance-task.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +56,10 @@ export default async function run(task: ThreadTask): Promise<ThreadReply<unknown
     switch (task.name) {
       case 'tts':
         return { ok: true, value: await runTts(task.input as TtsJob, task.progressPort, signal) };
+      case 'enhance': {
+        const ctx = { tmpDir: tmpdir(), signal, onProgress: (f: number) => task.progressPort.postMessage(f) };
+        return { ok: true, value: await runEnhance(task.input as EnhanceThreadInput, ctx) };
+      }
       case 'separation': {
         separation ??= createBuiltinSeparationEngine();
         const ctx = { tmpDir: tmpdir(), signal, onProgress: (f: number) => task.progressPort.postMessage(f) };

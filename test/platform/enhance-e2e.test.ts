@@ -1,0 +1,113 @@
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeMedia, resolveMediaTools } from '../../src/media/ffmpeg.js';
+import { measureLoudness } from '../../src/media/loudnorm.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const run = promisify(execFile);
+const API = '/audio/api/v1/api-keys';
+const tools = resolveMediaTools({ preferSystem: true });
+let app: TestApp;
+let key: string;
+let noisyUrl: string;
+let noisyPath: string;
+
+async function upload(path: string): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(await readFile(path))]), path.split('/').pop()!);
+  return ((await (await fetch(`${app.baseUrl}${API}/files/upload`, { method: 'POST', headers: { 'api-key': key }, body: form })).json()) as any).data.url;
+}
+
+async function enhance(enhance_type: Record<string, boolean>, inputurl = noisyUrl, k = key) {
+  const created = await app.post(`${API}/enhance/task/create`, { inputurl, enhance_type }, k);
+  expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
+  expect(created.json.data.model).toBe(2);
+  return app.waitTask(`${API}/enhance/task/get`, 'job_id', created.json.data.job_id, k, 240_000);
+}
+
+async function download(url: string, name: string): Promise<string> {
+  const path = join(app.dataDir, name);
+  await writeFile(path, Buffer.from(await (await fetch(url)).arrayBuffer()));
+  return path;
+}
+
+beforeAll(async () => {
+  app = await startTestApp({ WORKER_THREADS: '2', ENHANCE_MAX_SECONDS: '60' });
+  ({ key } = await app.newKey({ credits: 1000 }));
+  // Real speech from our own TTS, then a quiet noisy recording with a long pause in the middle.
+  const voice = (await app.get(`${API}/tts/voices?language=en`, key)).json.data.records[0];
+  const say = async (text: string) => {
+    const c = await app.post(`${API}/tts/task/create`, { voice_id: voice.id, emotion: 0, speed: 1, language: 'en', text, format: 'wav' }, key);
+    const d = await app.waitTask(`${API}/tts/task/get`, 'global_id', c.json.data.job_id, key);
+    return download(d.data.output, `${c.json.data.job_id}.wav`);
+  };
+  const a = await say('The meeting starts at nine. Please bring the quarterly report.');
+  const b = await say('After the break we will discuss the budget for next year.');
+  noisyPath = join(app.dataDir, 'noisy.wav');
+  await run(tools.ffmpeg, [
+    '-hide_banner', '-loglevel', 'error', '-y', '-i', a, '-i', b,
+    '-f', 'lavfi', '-i', 'anoisesrc=color=pink:sample_rate=22050:amplitude=0.02:duration=30',
+    '-filter_complex', '[0]aresample=22050,apad=pad_len=88200[a];[a][1]concat=n=2:v=0:a=1,volume=0.2[s];[s][2]amix=inputs=2:duration=first',
+    '-ar', '22050', '-c:a', 'pcm_s16le', noisyPath,
+  ]);
+  noisyUrl = await upload(noisyPath);
+}, 120_000);
+afterAll(async () => app?.close());
+
+describe('enhancement through the API', () => {
+  it('normalize: output in the input family, at -16 LUFS within 1 LU, billed per minute', async () => {
+    const done = await enhance({ normalize: true });
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.output).toBe(done.data.result);
+    expect(done.data.file_size).toBeGreaterThan(1000);
+    expect(done.data.stages).toEqual(['normalize']);
+    expect(done.data.credits).toBe(1);
+    const out = await download(done.data.output, 'norm.wav');
+    const info = await probeMedia(out, { ffprobe: tools.ffprobe });
+    expect(info.codec).toMatch(/pcm/);
+    expect(info.sampleRate).toBe(22050);
+    const loud = await measureLoudness(out, { ffmpeg: tools.ffmpeg });
+    expect(Math.abs(loud.integrated + 16)).toBeLessThan(1);
+  }, 240_000);
+
+  it('long_silences shortens the 4 s pause; remove_noise lowers the noise in it by over 10 dB', async () => {
+    const inputSeconds = (await probeMedia(noisyPath, { ffprobe: tools.ffprobe })).durationSeconds;
+    const cut = await enhance({ long_silences: true });
+    expect(cut.data.status, JSON.stringify(cut)).toBe('success');
+    expect(cut.data.duration).toBeLessThan(inputSeconds - 2);
+    expect(cut.data.duration).toBeGreaterThan(inputSeconds - 4.5);
+    const clean = await enhance({ remove_noise: true });
+    expect(clean.data.engine).toMatch(/rnnoise|gtcrn/);
+    // The 4 s pause holds only noise: its level must drop clearly after denoising.
+    const pauseLevel = async (path: string) => {
+      const { stderr } = await run(tools.ffmpeg, ['-hide_banner', '-nostdin', '-ss', '4.5', '-t', '2', '-i', path, '-af', 'volumedetect', '-f', 'null', '-']);
+      return Number(/mean_volume: (-?[\d.]+) dB/.exec(stderr)?.[1]);
+    };
+    const before = await pauseLevel(noisyPath);
+    const after = await pauseLevel(await download(clean.data.output, 'clean.wav'));
+    expect(after).toBeLessThan(before - 10);
+  }, 240_000);
+
+  it('an empty enhance_type means autoid, which says what it chose and why', async () => {
+    const done = await enhance({});
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.stages).toContain('normalize');
+    for (const s of done.data.stages) expect(done.data.reasons[s]).toMatch(/autoid/);
+    const studio = await enhance({ studio_sound: true, mouth_sounds: true, remove_reverb: true });
+    expect(studio.data.status, JSON.stringify(studio)).toBe('success');
+    expect(studio.data.stages).toEqual(expect.arrayContaining(['declick', 'denoise', 'dereverb', 'normalize']));
+  }, 400_000);
+
+  it('refuses over-limit inputs without charging', async () => {
+    const poor = await app.newKey({ credits: 5 });
+    const long = join(app.dataDir, 'long.mp3');
+    await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=200:duration=90', '-b:a', '32k', long]);
+    const done = await enhance({ normalize: true }, await upload(long), poor.key);
+    expect(done.data.status).toBe('failed');
+    expect(done.data.error).toMatch(/limit is 60 s/);
+    expect((await app.container.accounts.getAccount(poor.accountId))!.balance).toBe(5);
+  }, 120_000);
+});
