@@ -2,10 +2,11 @@
 import { benchHttp } from './http.js';
 import { benchTts } from './tts.js';
 import { benchPodcast } from './podcast.js';
+import { benchPodcastAudio } from './podcast-audio.js';
 import { benchSeparation } from './separation.js';
 import { benchEnhance } from './enhance.js';
 
-const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, separation: () => benchSeparation(), enhance: benchEnhance };
+const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance };
 const names = process.argv.slice(2).filter((a) => a !== '--');
 for (const name of names.length ? names : Object.keys(all)) {
   const fn = all[name];
