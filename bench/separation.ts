@@ -130,7 +130,9 @@ async function quality(fft: FftProvider): Promise<string[]> {
     const mixN: AudioData = { sampleRate: RATE, channels: mix.channels.map((c) => c.slice(0, n)) };
     for (const [mtStr, stems] of Object.entries(STEMS_BY_MODEL_TYPE)) {
       const mt = Number(mtStr);
-      const evalStems = stems.filter((s) => s in refsRaw);
+      // `other` means "everything else" only when every other stem of the model has a reference here.
+      const otherComparable = stems.every((s) => s === 'other' || s in refsRaw);
+      const evalStems = stems.filter((s) => s in refsRaw && (s !== 'other' || otherComparable));
       if (!evalStems.length) continue;
       const sink = collectingSink();
       await new BuiltinSeparationEngine({ fft }).separate(sourceOf(mixN), mt, ctx(), sink);

@@ -220,6 +220,8 @@ export interface NormalizeOptions {
   releaseMs?: number;
   /** Never boost more than this (noise floors of near-silent files). */
   maxGainDb?: number;
+  /** Extra gain that makes up for the loudness the limiter takes away (see LimitedLoudnessPass). */
+  compensationDb?: number;
 }
 
 /**
@@ -251,7 +253,7 @@ export class NormalizeStage implements AudioStage {
     const target = opts.targetLufs ?? -16;
     const ceilingDb = opts.ceilingDbtp ?? -1;
     let g = Number.isFinite(measured.integratedLufs) ? target - measured.integratedLufs : 0;
-    g = Math.min(g, opts.maxGainDb ?? 30);
+    g = Math.min(g, opts.maxGainDb ?? 30) + (opts.compensationDb ?? 0);
     this.gainDb = g;
     this.gain = 10 ** (g / 20);
     // A small margin: the detector's interpolation is not the meter's exact one.
@@ -270,6 +272,15 @@ export class NormalizeStage implements AudioStage {
   }
 
   async push(block: AudioData): Promise<AudioData | null> {
+    return this.pushSync(block);
+  }
+
+  async flush(): Promise<AudioData | null> {
+    return this.flushSync();
+  }
+
+  /** The work is synchronous; analysis passes call these directly. */
+  pushSync(block: AudioData): AudioData | null {
     const n = block.channels[0]?.length ?? 0;
     this.trim.countInput(n);
     if (!this.limiting) {
@@ -278,7 +289,7 @@ export class NormalizeStage implements AudioStage {
     return this.limit(block.channels.map((c) => scaled(c, this.gain)));
   }
 
-  async flush(): Promise<AudioData | null> {
+  flushSync(): AudioData | null {
     if (!this.limiting) return null;
     const pad = Array.from({ length: this.channelCount }, () => new Float32Array(PeakInterpolator.delay + this.L - 1));
     return this.limit(pad);
@@ -330,6 +341,40 @@ export class NormalizeStage implements AudioStage {
       gains[i] = sum / L;
     }
     this.dqHead = head; this.dqTail = tail; this.held = held; this.boxSum = sum; this.t = t;
+  }
+}
+
+/**
+ * Optional middle pass when the limiter engages: runs the planned gain + limiter and measures the
+ * result, so the final pass can add back the loudness the limiter removed (one refinement gets
+ * within about 0.2 LU; the limiter works slightly harder with the extra gain).
+ */
+export class LimitedLoudnessPass implements AnalysisPass<number> {
+  private readonly stage: NormalizeStage;
+  private readonly meter: LoudnessMeter;
+  private done = false;
+
+  constructor(measured: LoudnessResult, sampleRate: number, channelCount: number, private readonly opts: NormalizeOptions = {}) {
+    this.stage = new NormalizeStage(measured, sampleRate, channelCount, opts);
+    this.meter = new LoudnessMeter(sampleRate, channelCount, false);
+  }
+
+  push(block: AudioData): void {
+    const out = this.stage.pushSync(block);
+    if (out) this.meter.push(out);
+  }
+
+  /** The compensation in dB to pass as `compensationDb` (0 when no limiting happens). */
+  result(): number {
+    if (!this.done) {
+      const tail = this.stage.flushSync();
+      if (tail) this.meter.push(tail);
+      this.done = true;
+    }
+    const after = this.meter.result().integratedLufs;
+    if (!this.stage.limiting || !Number.isFinite(after)) return 0;
+    const target = (this.opts.targetLufs ?? -16) + (this.opts.compensationDb ?? 0);
+    return Math.max(0, Math.min(6, target - after));
   }
 }
 

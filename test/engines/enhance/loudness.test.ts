@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AudioData } from '../../../src/media/audio.js';
 import { decodeAudio, encodeAudio, resolveMediaTools } from '../../../src/media/ffmpeg.js';
-import { LoudnessMeter, NormalizeStage, parseEbur128Summary } from '../../../src/engines/enhance/loudness.js';
+import { LimitedLoudnessPass, LoudnessMeter, NormalizeStage, parseEbur128Summary } from '../../../src/engines/enhance/loudness.js';
 import { blocksOf, processWhole } from '../../../src/engines/enhance/stage.js';
 
 const corpus = new URL('../../../../shared/corpus/speech/', import.meta.url).pathname;
@@ -94,6 +94,21 @@ describe('normalize stage', () => {
     let matched = 0;
     for (let i = 1000; i < audio.channels[0]!.length; i += 997) if (Math.abs(out.channels[0]![i]! - g * audio.channels[0]![i]!) < 1e-4) matched++;
     expect(matched).toBeGreaterThan(10);
+  });
+
+  it.skipIf(!existsSync(corpus + 'conversational/pyannote_sample_telephone.wav'))('limiter loss compensation pass brings a heavily limited file within 0.3 LU of the target', async () => {
+    const audio = await decodeAudio(corpus + 'conversational/pyannote_sample_telephone.wav', { ffmpeg: tools.ffmpeg });
+    const before = await measure(audio);
+    const plain = await processWhole([new NormalizeStage(before, audio.sampleRate, 1)], audio);
+    const pass = new LimitedLoudnessPass(before, audio.sampleRate, 1);
+    for await (const b of blocksOf(audio, 8000)) pass.push(b);
+    const comp = pass.result();
+    expect(comp).toBeGreaterThan(0.2);
+    const out = await processWhole([new NormalizeStage(before, audio.sampleRate, 1, { compensationDb: comp })], audio);
+    const plainErr = Math.abs((await measure(plain)).integratedLufs + 16);
+    const r = await measure(out);
+    expect(Math.abs(r.integratedLufs + 16)).toBeLessThan(Math.min(0.3, plainErr));
+    expect(r.truePeakDbtp).toBeLessThan(-0.9);
   });
 
   it('plain gain when the ceiling is not reached', async () => {
