@@ -6,6 +6,7 @@
  * (the copy rhasspy embeds in rhasspy/wyoming-piper, which downloads from the same v1.0.0 tag).
  */
 import type { AgeGroup, Gender } from '../ports/engines.js';
+import { ENHANCE_MODELS } from './catalog-enhance.js';
 
 export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad';
 
@@ -199,7 +200,10 @@ const PIPER_ROWS: PiperRow[] = [
 ];
 
 /** The catalog; immutable data, callers pass it (or a test subset) explicitly. */
-export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze(PIPER_ROWS.map(piperEntry));
+export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
+  ...PIPER_ROWS.map(piperEntry),
+  ...ENHANCE_MODELS,
+]);
 
 export function findModel(name: string, catalog: readonly ModelEntry[] = MODEL_CATALOG): ModelEntry | undefined {
   return catalog.find((m) => m.name === name);
