@@ -5,8 +5,9 @@ import { benchPodcast } from './podcast.js';
 import { benchPodcastAudio } from './podcast-audio.js';
 import { benchSeparation } from './separation.js';
 import { benchEnhance } from './enhance.js';
+import { benchFillers } from './enhance-fillers.js';
 
-const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance };
+const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers };
 const names = process.argv.slice(2).filter((a) => a !== '--');
 for (const name of names.length ? names : Object.keys(all)) {
   const fn = all[name];
