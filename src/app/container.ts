@@ -74,7 +74,7 @@ export async function buildContainer(config: Config, logger: Logger) {
   let pool: EngineThreadPool | null = null;
   // One pool per process, made on first use: workers need it, and the API needs it for voice samples.
   const enginePool = () =>
-    (pool ??= new EngineThreadPool({ threads: config.WORKER_THREADS, workerData: { modelsDir: config.MODELS_DIR } }));
+    (pool ??= new EngineThreadPool({ threads: config.WORKER_THREADS, workerData: { modelsDir: config.MODELS_DIR, separationEngine: config.SEPARATION_ENGINE } }));
   const voiceSamples = {
     async render(voice: { id: number; language: string }, text: string, path: string) {
       const out = await enginePool().run<TtsThreadOutput>(
@@ -166,6 +166,7 @@ export async function buildContainer(config: Config, logger: Logger) {
             maxBytes: config.ENHANCE_MAX_BYTES,
             creditsPerMinute: config.CREDITS_PER_MINUTE,
             targetLufs: config.ENHANCE_LOUDNESS_LUFS,
+            denoiser: config.ENHANCE_DENOISER,
           }),
         ],
         [

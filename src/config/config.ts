@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { resolve } from 'node:path';
 import { cpus } from 'node:os';
+import { findPreset, NEURAL_PRESETS } from '../engines/separation/onnx/presets.js';
 
 const bool = z
   .enum(['0', '1', 'true', 'false', 'yes', 'no', ''])
@@ -43,7 +44,17 @@ const EnvSchema = z.object({
   ENHANCE_MAX_SECONDS: int(1, 86400).default(10_800),
   ENHANCE_MAX_BYTES: int(1, 2 ** 40).default(10 * 1024 * 1024),
   ENHANCE_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),
+  /** remove_noise engine: auto picks DTLN on dry input, GTCRN otherwise, RNNoise when no model is installed. */
+  ENHANCE_DENOISER: z.enum(['auto', 'rnnoise', 'dtln', 'gtcrn', 'spectral']).default('auto'),
   SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),
+  /** auto: best installed neural model per model type, else built-in; builtin; or one model name (docs/api.md). */
+  SEPARATION_ENGINE: z
+    .string()
+    .min(1)
+    .default('auto')
+    .refine((v) => v === 'auto' || v === 'builtin' || findPreset(v) !== undefined, {
+      message: `must be auto, builtin or one of ${NEURAL_PRESETS.map((p) => p.name).join(', ')}`,
+    }),
   /** An audio file (operator's own, licensed for this use) laid under podcast episodes as intro/outro bed with ducking. */
   PODCAST_MUSIC_FILE: z.string().min(1).optional(),
   PODCAST_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),

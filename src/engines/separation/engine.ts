@@ -53,10 +53,16 @@ export interface StemSink {
   end?(): Promise<void> | void;
 }
 
+/** What a run reports about itself when the engine id alone does not say it (a selecting engine, a model). */
+export interface SeparationRun {
+  /** Engine and model that produced the stems, e.g. `builtin-dsp` or `onnx-mdx:Kim_Vocal_2`. */
+  engine: string;
+}
+
 export interface SeparationEngine {
   readonly id: string;
   supports(modelType: number): boolean;
-  separate(input: AudioSource, modelType: number, ctx: EngineContext, sink: StemSink): Promise<void>;
+  separate(input: AudioSource, modelType: number, ctx: EngineContext, sink: StemSink): Promise<void | SeparationRun>;
 }
 
 /** A source over audio already in memory (tests, short inputs), yielded in blocks to exercise streaming. */

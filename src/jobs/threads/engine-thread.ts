@@ -8,7 +8,7 @@ import { TaskFailure } from '../../domain/errors.js';
 import { createTtsEngines } from '../../engines/tts/setup.js';
 import { synthesize, type TtsJob } from '../../engines/tts/synthesize.js';
 import type { TtsRegistry } from '../../engines/tts/registry.js';
-import { createBuiltinSeparationEngine } from '../../engines/separation/builtin.js';
+import { createSeparationEngine } from '../../engines/separation/select.js';
 import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { runSeparation, type SeparationThreadInput } from './separation-task.js';
 import { runEnhance, type EnhanceThreadInput } from './enhance-task.js';
@@ -33,7 +33,7 @@ interface ThreadTask {
   progressPort: MessagePort;
 }
 
-const config = workerData as { modelsDir: string };
+const config = workerData as { modelsDir: string; separationEngine?: string };
 let tts: TtsRegistry | null = null;
 let separation: SeparationEngine | null = null;
 
@@ -61,7 +61,7 @@ export default async function run(task: ThreadTask): Promise<ThreadReply<unknown
         return { ok: true, value: await runEnhance(task.input as EnhanceThreadInput, ctx) };
       }
       case 'separation': {
-        separation ??= createBuiltinSeparationEngine();
+        separation ??= createSeparationEngine({ modelsDir: config.modelsDir, choice: config.separationEngine ?? 'auto' });
         const ctx = { tmpDir: tmpdir(), signal, onProgress: (f: number) => task.progressPort.postMessage(f) };
         return { ok: true, value: await runSeparation(separation, task.input as SeparationThreadInput, ctx) };
       }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { AudioData } from '../../media/audio.js';
 import { decodeStream, StreamEncoder } from '../../media/ffmpeg-stream.js';
-import { outputStems, type SeparationEngine } from '../../engines/separation/engine.js';
+import { outputStems, type SeparationEngine, type SeparationRun } from '../../engines/separation/engine.js';
 import type { EngineContext } from '../../ports/engines.js';
 
 export interface SeparationThreadInput {
@@ -40,8 +40,9 @@ export async function runSeparation(engine: SeparationEngine, job: SeparationThr
     files[name] = join(job.outDir, `${name}.${EXT[job.format]}`);
     encoders.set(name, new StreamEncoder(files[name]!, { ffmpeg: job.ffmpeg, format: job.format, sampleRate: job.sampleRate, channels: job.channels, signal: ctx.signal }));
   }
+  let run: void | SeparationRun;
   try {
-    await engine.separate(
+    run = await engine.separate(
       {
         sampleRate: job.sampleRate,
         channelCount: job.channels,
@@ -70,5 +71,5 @@ export async function runSeparation(engine: SeparationEngine, job: SeparationThr
     for (const enc of encoders.values()) enc.abort();
     throw err;
   }
-  return { engine: engine.id, files };
+  return { engine: run?.engine ?? engine.id, files };
 }

@@ -1,0 +1,68 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * What the neural engines need to know about each supported ONNX model: its file (under MODELS_DIR/<name>/),
+ * its family and the per-model constants of the reference implementations. A model runs when its file is present,
+ * whether `models pull` fetched it or an operator copied it in (models without a published checksum are not in the
+ * download catalog, but still drop in here).
+ */
+export const MODEL_RATE = 44100;
+
+/** UVR MDX-Net: values from UVR's model_data.json entry for the model (keyed there by UVR's tail-md5 of the file). */
+export interface MdxPreset {
+  family: 'mdx';
+  name: string;
+  file: string;
+  nFft: number;
+  dimF: number;
+  /** Frames per chunk: 2 ** mdx_dim_t_set. */
+  dimT: number;
+  hop: number;
+  compensate: number;
+  /** The stem the network outputs; the other one is mixture - primary. */
+  primary: 'vocals' | 'instrumental';
+  /** Karaoke models: "instrumental" is the mix minus the lead voice (backing vocals stay in it). */
+  karaoke?: boolean;
+}
+
+/** HTDemucs as exported with STFT/iSTFT outside the graph (sevagh/demucs.onnx layout). */
+export interface DemucsPreset {
+  family: 'htdemucs';
+  name: string;
+  file: string;
+  /** Source order of the model's output axis 1. */
+  sources: readonly string[];
+  /** Training segment in samples (7.8 s at 44.1 kHz = 343980); the ONNX input length is fixed to it. */
+  segment: number;
+  nFft: number;
+}
+
+export type NeuralPreset = MdxPreset | DemucsPreset;
+
+const mdx = (p: Omit<MdxPreset, 'family' | 'hop' | 'file'> & { file?: string }): MdxPreset => ({ family: 'mdx', hop: 1024, file: `${p.name}.onnx`, ...p });
+
+export const NEURAL_PRESETS: readonly NeuralPreset[] = Object.freeze([
+  // UVR model_data.json 970b3f9492014d18fefeedfe4773cb42
+  mdx({ name: 'Kim_Vocal_2', nFft: 7680, dimF: 3072, dimT: 256, compensate: 1.009, primary: 'vocals' }),
+  // UVR model_data.json 77d07b2667ddf05b9e3175941b4454a0
+  mdx({ name: 'UVR-MDX-NET-Voc_FT', nFft: 7680, dimF: 3072, dimT: 256, compensate: 1.021, primary: 'vocals' }),
+  // UVR model_data.json 55657dd70583b0fedfba5f67df11d711
+  mdx({ name: 'UVR-MDX-NET-Inst_HQ_3', nFft: 6144, dimF: 3072, dimT: 256, compensate: 1.022, primary: 'instrumental' }),
+  // UVR model_data.json 1d64a6d2c30f709b8c9b4ce1366d96ee (is_karaoke)
+  mdx({ name: 'UVR_MDXNET_KARA_2', nFft: 5120, dimF: 2048, dimT: 256, compensate: 1.065, primary: 'instrumental', karaoke: true }),
+  { family: 'htdemucs', name: 'htdemucs', file: 'htdemucs.onnx', sources: ['drums', 'bass', 'other', 'vocals'], segment: 343980, nFft: 4096 },
+  { family: 'htdemucs', name: 'htdemucs_6s', file: 'htdemucs_6s.onnx', sources: ['drums', 'bass', 'other', 'vocals', 'guitar', 'piano'], segment: 343980, nFft: 4096 },
+]);
+
+export function presetPath(modelsDir: string, p: NeuralPreset): string {
+  return join(modelsDir, p.name, p.file);
+}
+
+export function findPreset(name: string, presets: readonly NeuralPreset[] = NEURAL_PRESETS): NeuralPreset | undefined {
+  return presets.find((p) => p.name === name);
+}
+
+export function installedPresets(modelsDir: string, presets: readonly NeuralPreset[] = NEURAL_PRESETS): NeuralPreset[] {
+  return presets.filter((p) => existsSync(presetPath(modelsDir, p)));
+}
