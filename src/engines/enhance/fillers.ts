@@ -187,7 +187,7 @@ function detectStutters(f: TaggedFrame[], claimed: Uint8Array, o: Opts): Detecti
     const [bs, be] = units[u + 1]!;
     if (as === 0 || claimed.subarray(as, be).some((v) => v === 1)) continue;
     const lenA = ae - as;
-    if (lenA > 35 || bs - ae > 25 || be - bs < lenA) continue;
+    if (lenA > 35 || bs - ae > 15 || be - bs < lenA) continue;
     if (Math.abs(peak(as, ae) - peak(bs, be)) > 10) continue;
     const k = Math.min(lenA, 30);
     const sim = dtwSimilarity(cep(as, as + k), cep(bs, bs + k));
