@@ -10,6 +10,7 @@ import { RnnoiseStage, SpectralGateStage } from '../src/engines/enhance/denoise.
 import { DereverbStage } from '../src/engines/enhance/dereverb.js';
 import { BiquadStage, CompressorStage, DeEsserStage, designAutoEq, SpectrumAnalysis } from '../src/engines/enhance/eq.js';
 import { LoudnessMeter, NormalizeStage, parseEbur128Summary } from '../src/engines/enhance/loudness.js';
+import { aimedNormalize, LimiterAimPass } from '../src/engines/enhance/loudness-aim.js';
 import { siSdr, stoi10k } from '../src/engines/enhance/metrics.js';
 import { OnnxDenoiseStage, onnxDenoiserAvailable } from '../src/engines/enhance/onnx-denoise.js';
 import { StreamResampler } from '../src/engines/enhance/resampler.js';
@@ -141,17 +142,30 @@ async function loudnessSection(): Promise<string> {
       const src = join(dir, 'src.flac');
       await encodeAudio(a, src, { ffmpeg: tools.ffmpeg, format: 'flac' });
       const ref = ffmpegLoudness(src);
-      const stage = new NormalizeStage(r, a.sampleRate, a.channels.length, { targetLufs: -16, ceilingDbtp: -1 });
-      const out = await processWhole([stage], a, 16384);
+      // As production (enhance-task.ts): when the limiter engages, one pass tries several compensations.
+      const opts = { targetLufs: -16, ceilingDbtp: -1 };
+      const stage = new NormalizeStage(r, a.sampleRate, a.channels.length, opts);
+      let aim = null;
+      if (stage.limiting) {
+        const pass = new LimiterAimPass(r, a.sampleRate, a.channels.length, opts);
+        for await (const b of blocksOf(a, 16384)) pass.push(b);
+        aim = pass.result();
+      }
+      const out = await processWhole([aimedNormalize(r, aim, a.sampleRate, a.channels.length, opts)], a, 16384);
       const dst = join(dir, 'out.flac');
       await encodeAudio(out, dst, { ffmpeg: tools.ffmpeg, format: 'flac' });
       const after = ffmpegLoudness(dst);
-      md += `| ${f} | ${r.integratedLufs.toFixed(2)} | ${ref.integratedLufs.toFixed(2)} | ${(r.integratedLufs - ref.integratedLufs).toFixed(2)} | ${after.integratedLufs.toFixed(2)} | ${(after.integratedLufs + 16).toFixed(2)} | ${after.truePeakDbtp?.toFixed(2)} | ${stage.limiting ? 'yes' : 'no'} |\n`;
+      md += `| ${f} | ${r.integratedLufs.toFixed(2)} | ${ref.integratedLufs.toFixed(2)} | ${(r.integratedLufs - ref.integratedLufs).toFixed(2)} | ${after.integratedLufs.toFixed(2)} | ${(after.integratedLufs + 16).toFixed(2)} | ${after.truePeakDbtp?.toFixed(2)} | ${aim ? `yes, +${aim.compensationDb.toFixed(2)} dB` : 'no'} |\n`;
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return md + '\nA file normalized with the limiter engaged comes out slightly under -16 LUFS: the limiter removes peak energy that counted in the measurement.\n';
+  return md + '\nWhen the limiter engages it removes peak energy that counted in the measurement; one extra pass runs the limited normalize at compensations of 0-9 dB side by side and interpolates the one that lands on -16 LUFS (loudness-aim.ts; the limiter column gives the compensation). Gains are capped at 45 dB (30 dB before, which left the -52.8 LUFS reverberant file 6.9 LU short).\n';
+}
+
+/** Only the loudness table: `node --import tsx -e "import('./bench/enhance.ts').then(m=>m.benchEnhanceLoudness()).then(console.log)"`. */
+export function benchEnhanceLoudness(): Promise<string> {
+  return loudnessSection();
 }
 
 async function silenceSection(pairs: Pair[]): Promise<string> {
