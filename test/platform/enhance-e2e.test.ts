@@ -3,9 +3,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeMedia, resolveMediaTools } from '../../src/media/ffmpeg.js';
+import { encodeAudio, probeMedia, resolveMediaTools } from '../../src/media/ffmpeg.js';
 import { measureLoudness } from '../../src/media/loudnorm.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { concat, filler, silence, speechLike, syllable } from '../helpers/speech-synth.js';
 
 const run = promisify(execFile);
 const API = '/audio/api/v1/api-keys';
@@ -99,6 +100,39 @@ describe('enhancement through the API', () => {
     const studio = await enhance({ studio_sound: true, mouth_sounds: true, remove_reverb: true });
     expect(studio.data.status, JSON.stringify(studio)).toBe('success');
     expect(studio.data.stages).toEqual(expect.arrayContaining(['declick', 'denoise', 'dereverb', 'normalize']));
+  }, 400_000);
+
+  it('fillers, hesitations, stutters: accepted, output decodes, shorter when there is something to cut, equal otherwise', async () => {
+    // Speech-like material with a filled pause, a held vowel inside a word and a repeated syllable.
+    const R = 16000;
+    const x = concat([
+      speechLike(8, R, 1), silence(0.3, R), filler(0.5, R), silence(0.3, R), speechLike(6, R, 2), silence(0.2, R),
+      syllable(R, 0).subarray(0, 800), filler(0.8, R, 140), speechLike(4, R, 8), silence(0.2, R),
+      syllable(R, 0), silence(0.08, R), syllable(R, 1), silence(0.2, R), speechLike(6, R, 5),
+    ]);
+    const disfluent = join(app.dataDir, 'disfluent.wav');
+    await encodeAudio({ sampleRate: R, channels: [x] }, disfluent, { ffmpeg: tools.ffmpeg, format: 'wav' });
+    const url = await upload(disfluent);
+    const inSeconds = x.length / R;
+    for (const [flag, minCut] of [['fillers', 0.4], ['hesitations', 0.4], ['stutters', 0.2]] as const) {
+      const done = await enhance({ [flag]: true }, url);
+      expect(done.data.status, JSON.stringify(done)).toBe('success');
+      expect(done.data.stages).toEqual(['disfluency']);
+      expect(done.data.engine).toContain('disfluency-dsp');
+      const out = await download(done.data.output, `${flag}.wav`);
+      const info = await probeMedia(out, { ffprobe: tools.ffprobe });
+      expect(info.sampleRate).toBe(R);
+      expect(done.data.duration).toBeLessThan(inSeconds - minCut);
+      expect(info.durationSeconds).toBeLessThan(inSeconds - minCut);
+    }
+    // Varying speech-like content without disfluencies: nothing is cut.
+    const plain = join(app.dataDir, 'plain.wav');
+    const y = speechLike(30, R, 3);
+    await encodeAudio({ sampleRate: R, channels: [y] }, plain, { ffmpeg: tools.ffmpeg, format: 'wav' });
+    const same = await enhance({ fillers: true, hesitations: true }, await upload(plain));
+    expect(same.data.status, JSON.stringify(same)).toBe('success');
+    const info = await probeMedia(await download(same.data.output, 'plain-out.wav'), { ffprobe: tools.ffprobe });
+    expect(Math.abs(info.durationSeconds - y.length / R)).toBeLessThan(0.01);
   }, 400_000);
 
   it('refuses over-limit inputs without charging', async () => {
