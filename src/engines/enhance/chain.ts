@@ -5,6 +5,7 @@ import { OnnxDenoiseStage, onnxDenoiserAvailable } from './onnx-denoise.js';
 import { DereverbStage } from './dereverb.js';
 import { DeclickStage } from './declick.js';
 import { LongSilenceStage } from './silences.js';
+import { DisfluencyStage } from './fillers.js';
 import { VadTracker, WebRtcVad } from './vad.js';
 import { BiquadStage, CompressorStage, DeEsserStage, designAutoEq } from './eq.js';
 import type { LoudnessResult } from './loudness.js';
@@ -17,15 +18,19 @@ export type EnhanceFlag =
 /** Flags this server can render today; the others are refused at create (docs/api.md), never faked. */
 export const SUPPORTED_FLAGS: readonly EnhanceFlag[] = [
   'autoid', 'remove_noise', 'remove_echo', 'remove_reverb', 'long_silences', 'mouth_sounds', 'autoeq', 'normalize', 'studio_sound',
+  'fillers', 'hesitations', 'stutters',
 ];
 
 /**
  * The one chain order, and why: clicks are repaired on the raw signal (denoisers smear them);
- * noise goes before dereverberation (WPE's prediction is biased by noise); silences are cut on the
+ * noise goes before dereverberation (WPE's prediction is biased by noise); fillers, hesitations and
+ * stutters ('disfluency') are found on the cleaned voice (noise and reverberation smear the pitch and
+ * cepstral stability they are detected by) and cut before long_silences (removing a filler leaves
+ * two pauses side by side, which long_silences then shortens as one); silences are cut on the
  * cleaned signal (VAD is more reliable); EQ, de-essing and compression shape the voice; loudness
  * is last so nothing after it moves the level.
  */
-export const STAGE_ORDER = ['declick', 'denoise', 'dereverb', 'long_silences', 'autoeq', 'deesser', 'compressor', 'normalize'] as const;
+export const STAGE_ORDER = ['declick', 'denoise', 'dereverb', 'disfluency', 'long_silences', 'autoeq', 'deesser', 'compressor', 'normalize'] as const;
 export type StageName = (typeof STAGE_ORDER)[number];
 
 export interface InputStats {
@@ -39,6 +44,8 @@ export interface InputStats {
 
 export interface EnhancePlan {
   stages: StageName[];
+  /** Which disfluencies `disfluency` removes (fillers, hesitations, stutters). */
+  disfluencies?: Array<'fillers' | 'hesitations' | 'stutters'>;
   /** Why each stage runs (autoid explains its choices). */
   reasons: Record<string, string>;
 }
@@ -51,6 +58,8 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
   if (flags.has('mouth_sounds')) want('declick', 'mouth_sounds');
   if (flags.has('remove_noise')) want('denoise', 'remove_noise');
   if (flags.has('remove_reverb') || flags.has('remove_echo')) want('dereverb', flags.has('remove_reverb') ? 'remove_reverb' : 'remove_echo');
+  const disfluencies = (['fillers', 'hesitations', 'stutters'] as const).filter((f) => flags.has(f));
+  if (disfluencies.length) want('disfluency', disfluencies.join('+'));
   if (flags.has('long_silences')) want('long_silences', 'long_silences');
   if (flags.has('autoeq')) want('autoeq', 'autoeq');
   if (flags.has('normalize')) want('normalize', 'normalize');
@@ -62,7 +71,7 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
     const lufs = stats.loudness.integratedLufs;
     want('normalize', `autoid: loudness ${Number.isFinite(lufs) ? lufs.toFixed(1) : '-inf'} LUFS -> -16 LUFS`);
   }
-  return { stages: STAGE_ORDER.filter((s) => reasons[s]), reasons };
+  return { stages: STAGE_ORDER.filter((s) => reasons[s]), reasons, ...(disfluencies.length ? { disfluencies } : {}) };
 }
 
 export interface StageContext {
@@ -95,6 +104,12 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         stages.push(new DereverbStage(c.sampleRate, c.channels));
         engines.push('wpe');
         break;
+      case 'disfluency': {
+        const d = new Set(plan.disfluencies ?? []);
+        stages.push(await DisfluencyStage.create(c.sampleRate, c.channels, { fillers: d.has('fillers'), hesitations: d.has('hesitations'), stutters: d.has('stutters') }));
+        engines.push('disfluency-dsp');
+        break;
+      }
       case 'long_silences':
         stages.push(new LongSilenceStage(await VadTracker.create(await WebRtcVad.create(), c.sampleRate), c.sampleRate, c.channels));
         engines.push('webrtc-vad');
