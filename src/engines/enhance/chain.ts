@@ -1,12 +1,14 @@
+import { tmpdir } from 'node:os';
 import type { AudioData } from '../../media/audio.js';
 import type { AudioStage, AnalysisPass } from './stage.js';
-import { RnnoiseStage } from './denoise.js';
-import { OnnxDenoiseStage, onnxDenoiserAvailable } from './onnx-denoise.js';
+import { chooseDenoiser, createDenoiser, createVad, type DenoiserPreference } from './engine-choice.js';
+import { pickVocalEngine, SeparationStage } from './separate.js';
+import type { SeparationEngine } from '../separation/engine.js';
 import { DereverbStage } from './dereverb.js';
 import { DeclickStage } from './declick.js';
 import { LongSilenceStage } from './silences.js';
 import { DisfluencyStage } from './fillers.js';
-import { VadTracker, WebRtcVad } from './vad.js';
+import { VadTracker } from './vad.js';
 import { BiquadStage, CompressorStage, DeEsserStage, designAutoEq } from './eq.js';
 import type { LoudnessResult } from './loudness.js';
 
@@ -18,11 +20,13 @@ export type EnhanceFlag =
 /** Flags this server can render today; the others are refused at create (docs/api.md), never faked. */
 export const SUPPORTED_FLAGS: readonly EnhanceFlag[] = [
   'autoid', 'remove_noise', 'remove_echo', 'remove_reverb', 'long_silences', 'mouth_sounds', 'autoeq', 'normalize', 'studio_sound',
-  'fillers', 'hesitations', 'stutters',
+  'remove_background_audio', 'keep_music', 'fillers', 'hesitations', 'stutters',
 ];
 
 /**
  * The one chain order, and why: clicks are repaired on the raw signal (denoisers smear them);
+ * voice/music separation comes next, on the fullest signal (with keep_music the denoiser and
+ * dereverberation then run inside it, on the voice only, and the music is mixed back after);
  * noise goes before dereverberation (WPE's prediction is biased by noise); fillers, hesitations and
  * stutters ('disfluency') are found on the cleaned voice (noise and reverberation smear the pitch and
  * cepstral stability they are detected by) and cut before long_silences (removing a filler leaves
@@ -30,7 +34,7 @@ export const SUPPORTED_FLAGS: readonly EnhanceFlag[] = [
  * cleaned signal (VAD is more reliable); EQ, de-essing and compression shape the voice; loudness
  * is last so nothing after it moves the level.
  */
-export const STAGE_ORDER = ['declick', 'denoise', 'dereverb', 'disfluency', 'long_silences', 'autoeq', 'deesser', 'compressor', 'normalize'] as const;
+export const STAGE_ORDER = ['declick', 'separate', 'denoise', 'dereverb', 'disfluency', 'long_silences', 'autoeq', 'deesser', 'compressor', 'normalize'] as const;
 export type StageName = (typeof STAGE_ORDER)[number];
 
 export interface InputStats {
@@ -44,6 +48,8 @@ export interface InputStats {
 
 export interface EnhancePlan {
   stages: StageName[];
+  /** What `separate` outputs: the voice alone, or the cleaned voice over the kept music bed. */
+  separation?: 'voice' | 'keep_music';
   /** Which disfluencies `disfluency` removes (fillers, hesitations, stutters). */
   disfluencies?: Array<'fillers' | 'hesitations' | 'stutters'>;
   /** Why each stage runs (autoid explains its choices). */
@@ -56,6 +62,15 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
     if (!reasons[stage]) reasons[stage] = why;
   };
   if (flags.has('mouth_sounds')) want('declick', 'mouth_sounds');
+  // keep_music wins over remove_background_audio for the music; ambience goes either way (denoiser on the voice).
+  const separation = flags.has('keep_music') ? 'keep_music' : flags.has('remove_background_audio') ? 'voice' : undefined;
+  if (separation === 'keep_music') {
+    want('separate', 'keep_music: voice separated from the music bed, cleaned alone, music mixed back');
+    want('denoise', 'keep_music: noise removed from the separated voice only');
+  } else if (separation === 'voice') {
+    want('separate', 'remove_background_audio: voice separated from music');
+    want('denoise', 'remove_background_audio: ambience removed from the voice');
+  }
   if (flags.has('remove_noise')) want('denoise', 'remove_noise');
   if (flags.has('remove_reverb') || flags.has('remove_echo')) want('dereverb', flags.has('remove_reverb') ? 'remove_reverb' : 'remove_echo');
   const disfluencies = (['fillers', 'hesitations', 'stutters'] as const).filter((f) => flags.has(f));
@@ -71,7 +86,7 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
     const lufs = stats.loudness.integratedLufs;
     want('normalize', `autoid: loudness ${Number.isFinite(lufs) ? lufs.toFixed(1) : '-inf'} LUFS -> -16 LUFS`);
   }
-  return { stages: STAGE_ORDER.filter((s) => reasons[s]), reasons, ...(disfluencies.length ? { disfluencies } : {}) };
+  return { stages: STAGE_ORDER.filter((s) => reasons[s]), reasons, ...(separation ? { separation } : {}), ...(disfluencies.length ? { disfluencies } : {}) };
 }
 
 export interface StageContext {
@@ -79,29 +94,46 @@ export interface StageContext {
   channels: number;
   modelsDir: string;
   spectrum: Float64Array | null;
+  /** ENHANCE_DENOISER (default auto). */
+  denoiser?: DenoiserPreference;
+  /** Blind reverberation estimate of the input (engine-choice.ts DecayStats), when analysed. */
+  t60?: number | null;
+  /** Separation engines to prefer over the built-in speech separator (neural ones, when installed). */
+  separationEngines?: readonly SeparationEngine[];
+  signal?: AbortSignal;
+  tmpDir?: string;
 }
 
 /** Fresh, stateful stages for one pass (normalize is added by the caller once loudness is known). */
-export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{ stages: AudioStage[]; engines: string[] }> {
+export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{ stages: AudioStage[]; engines: string[]; notes: Record<string, string> }> {
   const stages: AudioStage[] = [];
   const engines: string[] = [];
+  const notes: Record<string, string> = {};
+  // With keep_music, denoise and dereverb act on the separated voice only (inside the separation stage).
+  const voice: AudioStage[] | null = plan.separation === 'keep_music' ? [] : null;
+  let separateAt = -1;
+  const vocalEngine = pickVocalEngine(c.separationEngines);
   for (const name of plan.stages) {
     switch (name) {
       case 'declick':
         stages.push(new DeclickStage(c.sampleRate, c.channels));
         engines.push('declick-ar');
         break;
-      case 'denoise':
-        if (onnxDenoiserAvailable(c.modelsDir, 'gtcrn')) {
-          stages.push(await OnnxDenoiseStage.create(c.sampleRate, c.channels, { kind: 'gtcrn', modelsDir: c.modelsDir }));
-          engines.push('gtcrn');
-        } else {
-          stages.push(await RnnoiseStage.create(c.sampleRate, c.channels));
-          engines.push('rnnoise');
-        }
+      case 'separate': {
+        separateAt = stages.length;
+        engines.push(vocalEngine.engine.id);
+        notes.separate = `${vocalEngine.engine.id} (model_type ${vocalEngine.modelType})`;
         break;
+      }
+      case 'denoise': {
+        const choice = chooseDenoiser(c.denoiser ?? 'auto', c.modelsDir, c.t60 ?? null, plan.stages.includes('dereverb'));
+        (voice ?? stages).push(await createDenoiser(choice.kind, c.sampleRate, c.channels, c.modelsDir));
+        engines.push(choice.kind);
+        notes.denoise = choice.why;
+        break;
+      }
       case 'dereverb':
-        stages.push(new DereverbStage(c.sampleRate, c.channels));
+        (voice ?? stages).push(new DereverbStage(c.sampleRate, c.channels));
         engines.push('wpe');
         break;
       case 'disfluency': {
@@ -110,10 +142,12 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         engines.push('disfluency-dsp');
         break;
       }
-      case 'long_silences':
-        stages.push(new LongSilenceStage(await VadTracker.create(await WebRtcVad.create(), c.sampleRate), c.sampleRate, c.channels));
-        engines.push('webrtc-vad');
+      case 'long_silences': {
+        const { vad, engine } = await createVad(c.modelsDir);
+        stages.push(new LongSilenceStage(await VadTracker.create(vad, c.sampleRate), c.sampleRate, c.channels));
+        engines.push(engine);
         break;
+      }
       case 'autoeq': {
         const filters = c.spectrum ? designAutoEq(c.spectrum, c.sampleRate) : [];
         if (filters.length) stages.push(new BiquadStage('autoeq', filters, c.channels));
@@ -130,7 +164,17 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         break;
     }
   }
-  return { stages, engines };
+  if (separateAt >= 0) {
+    const sep = new SeparationStage(c.sampleRate, c.channels, {
+      choice: vocalEngine,
+      mode: plan.separation ?? 'voice',
+      voiceStages: voice ?? [],
+      signal: c.signal ?? new AbortController().signal,
+      tmpDir: c.tmpDir ?? tmpdir(),
+    });
+    stages.splice(separateAt, 0, sep);
+  }
+  return { stages, engines, notes };
 }
 
 /** Frame-energy statistics for autoid (bounded memory: a histogram of 50 ms frame levels). */

@@ -8,6 +8,7 @@ import type { EnhanceParams, EnhanceResult } from '../../services/kinds/enhance.
 import type { InputFetcher } from '../input-fetcher.js';
 import type { EngineThreadPool } from '../threads/pool.js';
 import type { EnhanceThreadInput, EnhanceThreadOutput } from '../threads/enhance-task.js';
+import type { DenoiserPreference } from '../../engines/enhance/engine-choice.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../handler.js';
 
 const LOSSLESS = new Set(['pcm_s16le', 'pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_s16be', 'pcm_s24be', 'flac', 'alac', 'wavpack']);
@@ -33,6 +34,7 @@ export class EnhanceHandler implements TaskHandler {
       maxBytes: number;
       creditsPerMinute: number;
       targetLufs: number;
+      denoiser?: DenoiserPreference;
     },
   ) {}
 
@@ -60,6 +62,7 @@ export class EnhanceHandler implements TaskHandler {
       modelsDir: this.deps.modelsDir,
       ffmpeg: this.deps.media.ffmpeg,
       targetLufs: this.deps.targetLufs,
+      denoiser: this.deps.denoiser ?? 'auto',
     };
     const out = await this.deps.pool.run<EnhanceThreadOutput>('enhance', job, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.03 + 0.95 * f) });
     const outputKey = `tasks/${ctx.task.id}/enhanced.${format}`;

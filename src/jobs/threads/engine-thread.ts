@@ -58,7 +58,10 @@ export default async function run(task: ThreadTask): Promise<ThreadReply<unknown
         return { ok: true, value: await runTts(task.input as TtsJob, task.progressPort, signal) };
       case 'enhance': {
         const ctx = { tmpDir: tmpdir(), signal, onProgress: (f: number) => task.progressPort.postMessage(f) };
-        return { ok: true, value: await runEnhance(task.input as EnhanceThreadInput, ctx) };
+        // remove_background_audio / keep_music use an installed neural vocal model (SEPARATION_ENGINE) when
+        // there is one; the enhancement chain's built-in speech separator otherwise (not the song DSP engine).
+        const vocal = createSeparationEngine({ modelsDir: config.modelsDir, choice: config.separationEngine ?? 'auto' }).pick(350);
+        return { ok: true, value: await runEnhance(task.input as EnhanceThreadInput, ctx, vocal.id === 'builtin-dsp' ? [] : [vocal]) };
       }
       case 'separation': {
         separation ??= createSeparationEngine({ modelsDir: config.modelsDir, choice: config.separationEngine ?? 'auto' });

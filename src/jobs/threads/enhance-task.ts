@@ -1,7 +1,11 @@
 import { decodeStream, StreamEncoder } from '../../media/ffmpeg-stream.js';
 import type { EngineContext } from '../../ports/engines.js';
 import { runAnalysis, runChain } from '../../engines/enhance/stage.js';
-import { LoudnessMeter, NormalizeStage } from '../../engines/enhance/loudness.js';
+import { LoudnessMeter } from '../../engines/enhance/loudness.js';
+import { aimedNormalize, LimiterAimPass, type LoudnessAim } from '../../engines/enhance/loudness-aim.js';
+import { DecayStats, type DenoiserPreference } from '../../engines/enhance/engine-choice.js';
+import { onnxDenoiserAvailable } from '../../engines/enhance/onnx-denoise.js';
+import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
 import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
 
@@ -16,6 +20,8 @@ export interface EnhanceThreadInput {
   modelsDir: string;
   ffmpeg: string;
   targetLufs: number;
+  /** ENHANCE_DENOISER; auto when absent. */
+  denoiser?: DenoiserPreference;
 }
 
 export interface EnhanceThreadOutput {
@@ -29,27 +35,35 @@ export interface EnhanceThreadOutput {
  * Runs in an engine thread. Up to four streamed passes over the input, never holding it whole:
  * 1) analysis of the input (spectrum for autoeq, statistics for autoid), when needed;
  * 2) the chain up to loudness, measured (only when normalize follows other stages);
- * 3) when peak limiting eats loudness, a dry run to re-aim the gain;
+ * 3) when peak limiting eats loudness, a dry run that tries several compensations at once (loudness-aim.ts);
  * 4) the chain with the normalizing gain, into the encoder.
  */
-export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext): Promise<EnhanceThreadOutput> {
+export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, separationEngines: readonly SeparationEngine[] = []): Promise<EnhanceThreadOutput> {
   const flags = new Set(job.flags);
   const source = () => decodeStream(job.inputPath, { ffmpeg: job.ffmpeg, sampleRate: job.sampleRate, channels: job.channels, blockFrames: job.sampleRate * 5, signal: ctx.signal });
   const phase = (from: number, to: number) => ({ signal: ctx.signal, onProgress: (f: number) => ctx.onProgress(from + (to - from) * f) });
   const needsSpectrum = flags.has('autoeq') || flags.has('studio_sound') || flags.has('autoid');
   let stats: InputStats | null = null;
   let spectrum: Float64Array | null = null;
-  if (needsSpectrum) {
+  let t60: number | null = null;
+  // The auto denoiser choice between DTLN and GTCRN needs a reverberation estimate of the input.
+  const needsDecay = (job.denoiser ?? 'auto') === 'auto' && onnxDenoiserAvailable(job.modelsDir, 'dtln') && onnxDenoiserAvailable(job.modelsDir, 'gtcrn');
+  if (needsSpectrum || needsDecay) {
     const spec = new SpectrumAnalysis(job.sampleRate);
     const meter = new LoudnessMeter(job.sampleRate, job.channels);
     const energy = new EnergyStats(job.sampleRate);
-    await runAnalysis([spec, meter, energy], source(), ctx);
+    const decay = new DecayStats(job.sampleRate);
+    await runAnalysis([spec, meter, energy, decay], source(), ctx);
+    t60 = decay.result();
     spectrum = spec.result();
     stats = { loudness: meter.result(), ...energy.result(), spectrum };
     ctx.onProgress(0.1);
   }
   const plan = planEnhancement(flags, stats);
-  const stageCtx = { sampleRate: job.sampleRate, channels: job.channels, modelsDir: job.modelsDir, spectrum };
+  const stageCtx = {
+    sampleRate: job.sampleRate, channels: job.channels, modelsDir: job.modelsDir, spectrum,
+    denoiser: job.denoiser ?? 'auto', t60, separationEngines, signal: ctx.signal, tmpDir: ctx.tmpDir,
+  };
   let measured = null;
   if (plan.stages.includes('normalize')) {
     const meter = new LoudnessMeter(job.sampleRate, job.channels);
@@ -60,21 +74,21 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext): P
       measured = meter.result();
     }
   }
-  const { stages, engines } = await buildStages(plan, stageCtx);
+  const { stages, engines, notes } = await buildStages(plan, stageCtx);
+  for (const [stage, why] of Object.entries(notes)) if (plan.reasons[stage]) plan.reasons[stage] += `; engine: ${why}`;
   if (measured) {
-    let normalize = new NormalizeStage(measured, job.sampleRate, job.channels, { targetLufs: job.targetLufs });
-    if (normalize.limiting) {
-      // Peak limiting takes loudness away (speech over noise can need 5 dB of it); measure what the
-      // limited chain really gives and aim the gain again so the result lands on the target.
-      const check = new LoudnessMeter(job.sampleRate, job.channels);
+    const opts = { targetLufs: job.targetLufs };
+    let aim: LoudnessAim | null = null;
+    if (aimedNormalize(measured, null, job.sampleRate, job.channels, opts).limiting) {
+      // Peak limiting takes loudness away; one dry run of the chain feeds limited normalizes at several
+      // compensations and picks the one that lands on the target.
+      const pass = new LimiterAimPass(measured, job.sampleRate, job.channels, opts);
       const dry = await buildStages(plan, stageCtx);
-      await runChain([...dry.stages, normalize], source(), async (b) => check.push(b), phase(0.5, 0.7), { totalFrames: job.totalFrames });
-      const shortfall = job.targetLufs - check.result().integratedLufs;
-      if (Number.isFinite(shortfall) && Math.abs(shortfall) > 0.3) {
-        normalize = new NormalizeStage({ ...measured, integratedLufs: measured.integratedLufs - shortfall }, job.sampleRate, job.channels, { targetLufs: job.targetLufs });
-      }
+      await runChain(dry.stages, source(), async (b) => pass.push(b), phase(0.5, 0.7), { totalFrames: job.totalFrames });
+      aim = pass.result();
+      if (aim.capped) plan.reasons.normalize += `; the true-peak ceiling allows ${aim.expectedLufs.toFixed(1)} LUFS at most`;
     }
-    stages.push(normalize);
+    stages.push(aimedNormalize(measured, aim, job.sampleRate, job.channels, opts));
   }
   const encoder = new StreamEncoder(job.outPath, { ffmpeg: job.ffmpeg, format: job.format, sampleRate: job.sampleRate, channels: job.channels, signal: ctx.signal });
   try {
