@@ -135,6 +135,43 @@ describe('enhancement through the API', () => {
     expect(Math.abs(info.durationSeconds - y.length / R)).toBeLessThan(0.01);
   }, 400_000);
 
+  it('remove_background_audio takes the music bed out; keep_music keeps it; both keep the duration', async () => {
+    // The noisy speech centred in stereo over a repeating, wide two-chord pattern (a synthetic music bed).
+    const mixPath = join(app.dataDir, 'speech-music.wav');
+    await run(tools.ffmpeg, [
+      '-hide_banner', '-loglevel', 'error', '-y', '-i', noisyPath,
+      '-f', 'lavfi', '-i', "aevalsrc=exprs='0.05*sin(2*PI*220*t)*gt(mod(t\\,0.5)\\,0.25)+0.04*sin(2*PI*330*t)|0.05*sin(2*PI*277*t)*lt(mod(t\\,0.5)\\,0.25)+0.04*sin(2*PI*415*t)':s=22050:d=30",
+      '-filter_complex', '[0]pan=stereo|c0=c0|c1=c0[v];[v][1]amerge=inputs=2,pan=stereo|c0=c0+c2|c1=c1+c3',
+      '-ar', '22050', '-c:a', 'pcm_s16le', mixPath,
+    ]);
+    const inputSeconds = (await probeMedia(mixPath, { ffprobe: tools.ffprobe })).durationSeconds;
+    const url = await upload(mixPath);
+    // In the 4 s pause only the music (and a little noise) sounds: its level tells what became of the music.
+    const pauseLevel = async (path: string) => {
+      const { stderr } = await run(tools.ffmpeg, ['-hide_banner', '-nostdin', '-ss', '4.5', '-t', '2', '-i', path, '-af', 'volumedetect', '-f', 'null', '-']);
+      return Number(/mean_volume: (-?[\d.]+) dB/.exec(stderr)?.[1]);
+    };
+    const before = await pauseLevel(mixPath);
+    const voice = await enhance({ remove_background_audio: true }, url);
+    expect(voice.data.status, JSON.stringify(voice)).toBe('success');
+    expect(voice.data.stages).toEqual(['separate', 'denoise']);
+    expect(voice.data.engine).toMatch(/builtin-speech/);
+    expect(Math.abs(voice.data.duration - inputSeconds)).toBeLessThan(0.05);
+    const voicePath = await download(voice.data.output, 'voice.wav');
+    const info = await probeMedia(voicePath, { ffprobe: tools.ffprobe });
+    expect(info.channels).toBe(2);
+    expect(Math.abs(info.durationSeconds - inputSeconds)).toBeLessThan(0.05);
+    expect(await pauseLevel(voicePath)).toBeLessThan(before - 10);
+
+    const kept = await enhance({ keep_music: true, remove_noise: true, remove_background_audio: true }, url);
+    expect(kept.data.status, JSON.stringify(kept)).toBe('success');
+    expect(kept.data.reasons.separate).toMatch(/keep_music/);
+    expect(Math.abs(kept.data.duration - inputSeconds)).toBeLessThan(0.05);
+    const keptLevel = await pauseLevel(await download(kept.data.output, 'kept.wav'));
+    // The music bed stays (the denoiser only saw the voice): within 3 dB of the input.
+    expect(Math.abs(keptLevel - before)).toBeLessThan(3);
+  }, 400_000);
+
   it('refuses over-limit inputs without charging', async () => {
     const poor = await app.newKey({ credits: 5 });
     const long = join(app.dataDir, 'long.mp3');
