@@ -82,12 +82,14 @@ class KaraokeChain implements StereoStage {
     const run = async (ks: Array<Record<string, Stereo>>) => {
       for (const k of ks) {
         const n = k.instrumental![0].length;
+        if (n === 0) continue; // tail-padding chunks emit nothing
         const v = this.vocalFifo.take(n).v as Stereo;
         out.push({ vocals: v, backing: k.instrumental! });
       }
     };
     for (const b of blocks) {
       const n = b[this.vocPreset.primary]![0].length;
+      if (n === 0) continue;
       const mix = this.mixFifo.take(n).x as Stereo;
       const vocals = (this.vocPreset.primary === 'vocals' ? b.vocals! : mix.map((c, i) => sub(c, b.instrumental![i]!))) as Stereo;
       this.vocalFifo.push({ v: vocals });
