@@ -7,6 +7,7 @@
  */
 import type { AgeGroup, Gender } from '../ports/engines.js';
 import { ENHANCE_MODELS } from './catalog-enhance.js';
+import { SEPARATION_MODELS } from './catalog-separation.js';
 
 export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad';
 
@@ -203,6 +204,7 @@ const PIPER_ROWS: PiperRow[] = [
 export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
   ...PIPER_ROWS.map(piperEntry),
   ...ENHANCE_MODELS,
+  ...SEPARATION_MODELS,
 ]);
 
 export function findModel(name: string, catalog: readonly ModelEntry[] = MODEL_CATALOG): ModelEntry | undefined {
