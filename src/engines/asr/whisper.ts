@@ -1,0 +1,261 @@
+/**
+ * Whisper speech recognition through onnxruntime-node, on the Hugging Face / onnx-community export
+ * layout: encoder_model.onnx (input_features [1,80,3000] -> last_hidden_state) and
+ * decoder_model_merged.onnx (input_ids, encoder_hidden_states, past_key_values.N.{decoder,encoder}.
+ * {key,value}, use_cache_branch -> logits, present.N.*), plus tokenizer.json and config.json.
+ *
+ * Greedy decoding per 30 s window with <|startoftranscript|><|lang|><|transcribe|><|notimestamps|>;
+ * the language comes from the first step's language-token logits on the first window with sound,
+ * as openai/whisper does when no language is given.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { LogMelExtractor, N_FRAMES, N_MELS, SAMPLE_RATE } from './features.js';
+import { WhisperTokenizer } from './tokenizer.js';
+
+/** Catalog names, best first: the larger model wins when both are installed. */
+export const ASR_MODEL_NAMES = ['whisper-base', 'whisper-tiny'] as const;
+
+/** Whisper's own cap per window (sample_len = n_text_ctx / 2). */
+export const DEFAULT_MAX_TOKENS = 224;
+
+export interface WhisperFiles {
+  encoder: string;
+  decoder: string;
+  tokenizer: string;
+  config: string;
+}
+
+/** Full-precision names first, then the quantized ones; either at the top or under onnx/ as on the Hub. */
+export function whisperFiles(dir: string): WhisperFiles | null {
+  const pick = (names: string[]) => names.flatMap((n) => [join(dir, n), join(dir, 'onnx', n)]).find((p) => existsSync(p));
+  const encoder = pick(['encoder_model.onnx', 'encoder_model_quantized.onnx']);
+  const decoder = pick(['decoder_model_merged.onnx', 'decoder_model_merged_quantized.onnx']);
+  const tokenizer = join(dir, 'tokenizer.json');
+  const config = join(dir, 'config.json');
+  if (!encoder || !decoder || !existsSync(tokenizer) || !existsSync(config)) return null;
+  return { encoder, decoder, tokenizer, config };
+}
+
+/** The installed ASR model folder under MODELS_DIR, or null when none is complete. */
+export function findAsrModel(modelsDir: string): string | null {
+  for (const name of ASR_MODEL_NAMES) {
+    const dir = join(modelsDir, name);
+    if (whisperFiles(dir)) return dir;
+  }
+  return null;
+}
+
+export interface TranscribeOptions {
+  signal?: AbortSignal;
+  /** Called after each window with the seconds of audio done so far. */
+  onProgress?: (secondsDone: number) => void;
+  maxTokensPerWindow?: number;
+  /** A Whisper language code to force (skips detection). */
+  language?: string;
+}
+
+export interface Transcript {
+  text: string;
+  /** Whisper language code ("en", "zh", "yue", ...), or null when every window was silent. */
+  language: string | null;
+  windows: number;
+  seconds: number;
+}
+
+interface DecoderDims {
+  layers: number;
+  heads: number;
+  headDim: number;
+}
+
+type Feeds = Record<string, ort.Tensor>;
+
+export class WhisperAsr {
+  private readonly features = new LogMelExtractor();
+  private readonly useCache: boolean;
+
+  private constructor(
+    private readonly encoder: ort.InferenceSession,
+    private readonly decoder: ort.InferenceSession,
+    readonly tokenizer: WhisperTokenizer,
+    private readonly dims: DecoderDims,
+  ) {
+    // A merged export switches between its first-step and cached graphs on use_cache_branch; a plain
+    // decoder_model.onnx has no cache inputs and is fed the whole sequence every step instead.
+    this.useCache = decoder.inputNames.includes('use_cache_branch');
+  }
+
+  static async load(dir: string, opts: { threads?: number } = {}): Promise<WhisperAsr> {
+    const files = whisperFiles(dir);
+    if (!files) throw new Error(`no complete Whisper model in ${dir}`);
+    const so: ort.InferenceSession.SessionOptions = {
+      intraOpNumThreads: Math.max(1, opts.threads ?? 1),
+      interOpNumThreads: 1,
+      graphOptimizationLevel: 'all',
+      executionMode: 'sequential',
+    };
+    const cfg = JSON.parse(await readFile(files.config, 'utf8')) as Record<string, unknown>;
+    const encoder = await ort.InferenceSession.create(files.encoder, so);
+    const decoder = await ort.InferenceSession.create(files.decoder, so);
+    const layersFromNames = decoder.inputNames.filter((n) => /^past_key_values\.\d+\.decoder\.key$/.test(n)).length;
+    const heads = Number(cfg.decoder_attention_heads);
+    const dModel = Number(cfg.d_model);
+    if (!(heads > 0) || !(dModel > 0)) throw new Error(`${files.config} lacks decoder_attention_heads / d_model`);
+    const dims = { layers: layersFromNames || Number(cfg.decoder_layers), heads, headDim: dModel / heads };
+    return new WhisperAsr(encoder, decoder, await WhisperTokenizer.load(files.tokenizer), dims);
+  }
+
+  async release(): Promise<void> {
+    await this.encoder.release();
+    await this.decoder.release();
+  }
+
+  /** Transcribes 16 kHz mono windows of at most 30 s each, one at a time (memory stays at one window). */
+  async transcribe(windows: AsyncIterable<Float32Array>, opts: TranscribeOptions = {}): Promise<Transcript> {
+    let language = opts.language ?? null;
+    const parts: string[] = [];
+    let seconds = 0;
+    let count = 0;
+    for await (const win of windows) {
+      opts.signal?.throwIfAborted();
+      count++;
+      seconds += win.length / SAMPLE_RATE;
+      // Whisper invents text on digital silence; a window under -80 dBFS RMS has nothing to say.
+      if (rms(win) > 1e-4) {
+        const hidden = await this.encode(win);
+        language ??= await this.detectLanguage(hidden);
+        const ids = await this.decodeWindow(hidden, language, opts);
+        const text = this.tokenizer.decode(ids).trim();
+        if (text) parts.push(text);
+      }
+      opts.onProgress?.(seconds);
+    }
+    return { text: parts.join(' ').replace(/\s+/g, ' ').trim(), language, windows: count, seconds };
+  }
+
+  private async encode(win: Float32Array): Promise<ort.Tensor> {
+    const feats = this.features.extract(win);
+    const out = await this.encoder.run({ input_features: new ort.Tensor('float32', feats, [1, N_MELS, N_FRAMES]) });
+    const hidden = out.last_hidden_state ?? out[this.encoder.outputNames[0]!];
+    if (!hidden) throw new Error('the Whisper encoder returned no last_hidden_state');
+    return hidden;
+  }
+
+  /** One decoder step on [<|startoftranscript|>]: the most likely language token wins. */
+  async detectLanguage(hidden: ort.Tensor): Promise<string> {
+    const { logits } = await this.step([this.tokenizer.sot], hidden, null, null);
+    let best: string | null = null;
+    let bestScore = -Infinity;
+    for (const [code, id] of this.tokenizer.languages) {
+      const s = logits[id]!;
+      if (s > bestScore) {
+        bestScore = s;
+        best = code;
+      }
+    }
+    return best!;
+  }
+
+  /** Greedy decoding of one window; returns the text token ids (prompt and <|endoftext|> excluded). */
+  async decodeWindow(hidden: ort.Tensor, language: string, opts: TranscribeOptions = {}): Promise<number[]> {
+    const tk = this.tokenizer;
+    const langId = tk.languages.get(language);
+    if (langId === undefined) throw new Error(`the model has no language token for ${language}`);
+    const prompt = [tk.sot, langId, tk.transcribe, tk.noTimestamps];
+    const maxTokens = opts.maxTokensPerWindow ?? DEFAULT_MAX_TOKENS;
+    const out: number[] = [];
+    let r = await this.step(prompt, hidden, null, null);
+    const encoderPast = r.present; // the cross-attention keys/values are computed once, on the first step
+    for (let n = 0; n < maxTokens; n++) {
+      opts.signal?.throwIfAborted();
+      const next = this.pick(r.logits);
+      if (next === tk.eot) break;
+      out.push(next);
+      if (repeatsAtEnd(out)) return trimRepeat(out);
+      r = this.useCache ? await this.step([next], hidden, r.present, encoderPast) : await this.step([...prompt, ...out], hidden, null, null);
+    }
+    return out;
+  }
+
+  /** Argmax over text tokens and <|endoftext|>: timestamps and other control tokens never win. */
+  private pick(logits: Float32Array): number {
+    const tk = this.tokenizer;
+    let best = tk.eot;
+    let bestScore = logits[tk.eot] ?? -Infinity;
+    const limit = Math.min(tk.eot, logits.length);
+    for (let id = 0; id < limit; id++) {
+      const s = logits[id]!;
+      if (s > bestScore && tk.isText(id)) {
+        bestScore = s;
+        best = id;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * Runs the decoder on `ids`. Without `past` this is the first step (use_cache_branch false, empty
+   * caches); with it, only the new token is fed. Returns the last position's logits and the present.*
+   * outputs keyed as the next step's past_key_values.* inputs.
+   */
+  private async step(ids: number[], hidden: ort.Tensor, past: Feeds | null, encoderPast: Feeds | null): Promise<{ logits: Float32Array; present: Feeds }> {
+    const { layers, heads, headDim } = this.dims;
+    const feeds: Feeds = {
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, ids.length]),
+      encoder_hidden_states: hidden,
+    };
+    if (this.useCache) {
+      const empty = () => new ort.Tensor('float32', new Float32Array(0), [1, heads, 0, headDim]);
+      for (let l = 0; l < layers; l++) {
+        for (const part of ['decoder', 'encoder'] as const) {
+          for (const kv of ['key', 'value'] as const) {
+            const name = `past_key_values.${l}.${part}.${kv}`;
+            feeds[name] = (part === 'decoder' ? past?.[name] : encoderPast?.[name]) ?? empty();
+          }
+        }
+      }
+      feeds.use_cache_branch = new ort.Tensor('bool', new Uint8Array([past ? 1 : 0]), [1]);
+    }
+    for (const name of Object.keys(feeds)) if (!this.decoder.inputNames.includes(name)) delete feeds[name];
+    const out = await this.decoder.run(feeds);
+    const logitsT = out.logits;
+    if (!logitsT) throw new Error('the Whisper decoder returned no logits');
+    const vocab = logitsT.dims[logitsT.dims.length - 1]!;
+    const data = logitsT.data as Float32Array;
+    const logits = data.subarray(data.length - vocab);
+    const present: Feeds = {};
+    for (const [name, t] of Object.entries(out)) if (name.startsWith('present.')) present[`past_key_values.${name.slice('present.'.length)}`] = t;
+    return { logits, present };
+  }
+}
+
+function rms(x: Float32Array): number {
+  let acc = 0;
+  for (let i = 0; i < x.length; i++) acc += x[i]! * x[i]!;
+  return x.length ? Math.sqrt(acc / x.length) : 0;
+}
+
+/** Greedy decoding can loop on a phrase; three back-to-back copies of the same n-gram stop it. */
+export function repeatsAtEnd(ids: readonly number[]): boolean {
+  for (let p = 1; p <= 16 && p * 3 <= ids.length; p++) {
+    const end = ids.length;
+    let same = true;
+    for (let i = 0; i < p * 2 && same; i++) same = ids[end - 1 - i] === ids[end - 1 - i - p];
+    if (same) return true;
+  }
+  return false;
+}
+
+/** Keeps one copy of a loop that repeatsAtEnd detected. */
+function trimRepeat(ids: number[]): number[] {
+  for (let p = 1; p <= 16 && p * 3 <= ids.length; p++) {
+    const end = ids.length;
+    let same = true;
+    for (let i = 0; i < p * 2 && same; i++) same = ids[end - 1 - i] === ids[end - 1 - i - p];
+    if (same) return ids.slice(0, end - 2 * p);
+  }
+  return ids;
+}
