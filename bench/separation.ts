@@ -5,6 +5,8 @@ import { decodeAudio, resolveMediaTools } from '../src/media/ffmpeg.js';
 import { loadFftProvider, type FftProvider } from '../src/media/dsp/fft.js';
 import { istft, stft } from '../src/media/dsp/stft.js';
 import { BuiltinSeparationEngine } from '../src/engines/separation/builtin.js';
+import { NeuralSeparationEngine } from '../src/engines/separation/neural.js';
+import { installedPresets } from '../src/engines/separation/onnx/presets.js';
 import { collectingSink, STEMS_BY_MODEL_TYPE, type AudioSource } from '../src/engines/separation/engine.js';
 import { machine, root, writeResult } from './lib.js';
 
@@ -155,6 +157,43 @@ async function quality(fft: FftProvider): Promise<string[]> {
   return rows;
 }
 
+/** Neural models installed in MODELS_DIR (default data/models): scored on the model types they serve. */
+const MODELS_DIR = process.env.MODELS_DIR ?? `${root}/data/models`;
+
+async function neuralQuality(fft: FftProvider): Promise<string[]> {
+  const tools = resolveMediaTools({ preferSystem: true });
+  const engine = new NeuralSeparationEngine({ modelsDir: MODELS_DIR, fft });
+  const rows: string[] = [];
+  try {
+    for (const tr of tracks()) {
+      const load = (f: string) => decodeAudio(`${tr.dir}/${f}.flac`, { ffmpeg: tools.ffmpeg, sampleRate: RATE, channels: 2 });
+      const mix = await load('mixture');
+      const refsRaw: Record<string, AudioData> = {};
+      for (const st of tr.stems) refsRaw[st] = await load(st);
+      const n = Math.min(mix.channels[0]!.length, ...Object.values(refsRaw).map((r) => r.channels[0]!.length));
+      const mixN: AudioData = { sampleRate: RATE, channels: mix.channels.map((c) => c.slice(0, n)) };
+      for (const [mtStr, stems] of Object.entries(STEMS_BY_MODEL_TYPE)) {
+        const mt = Number(mtStr);
+        if (!engine.supports(mt)) continue;
+        const otherComparable = stems.every((st) => st === 'other' || st in refsRaw);
+        const evalStems = stems.filter((st) => st in refsRaw && (st !== 'other' || otherComparable));
+        if (!evalStems.length) continue;
+        const sink = collectingSink();
+        const run = await engine.separate(sourceOf(mixN), mt, ctx(), sink);
+        const est = sink.result();
+        const refs = evalStems.map((st) => flat(refsRaw[st]!, n));
+        const e = evalStems.map((st) => flat(est[st]!, n));
+        const sdr = museval4Sdr(refs, e, RATE);
+        evalStems.forEach((st, j) => rows.push(`| ${tr.name} | ${mt} | ${st} | ${run.engine} | ${sdr[j]!.toFixed(2)} | ${siSdr(refs[j]!, e[j]!).toFixed(2)} |`));
+        console.error(`neural quality: ${tr.name} model ${mt} done`);
+      }
+    }
+  } finally {
+    await engine.dispose();
+  }
+  return rows;
+}
+
 function sourceOf(audio: AudioData): AudioSource {
   const total = audio.channels[0]!.length;
   return {
@@ -166,7 +205,7 @@ function sourceOf(audio: AudioData): AudioSource {
 }
 
 /** Child-process run: a corpus mixture looped to `seconds` through a streaming source, output discarded. */
-async function speedChild(modelType: number, seconds: number): Promise<void> {
+async function speedChild(modelType: number, seconds: number, engineName = 'builtin'): Promise<void> {
   const tools = resolveMediaTools({ preferSystem: true });
   const loop = await decodeAudio(`${CORPUS}/midi_rendered_fluidr3/openmsx_tttheme2/mixture.flac`, { ffmpeg: tools.ffmpeg, sampleRate: RATE, channels: 2 });
   const loopLen = loop.channels[0]!.length;
@@ -189,15 +228,16 @@ async function speedChild(modelType: number, seconds: number): Promise<void> {
   };
   let frames = 0;
   const t0 = performance.now();
-  await new BuiltinSeparationEngine().separate(source, modelType, ctx(), { write: (_s, stems) => { frames += Object.values(stems)[0]!.channels[0]!.length; } });
+  const engine = engineName === 'neural' ? new NeuralSeparationEngine({ modelsDir: MODELS_DIR }) : new BuiltinSeparationEngine();
+  await engine.separate(source, modelType, ctx(), { write: (_s, stems) => { frames += Object.values(stems)[0]!.channels[0]!.length; } });
   const wall = (performance.now() - t0) / 1000;
   if (frames !== total) throw new Error(`wrote ${frames} of ${total} frames`);
   process.stdout.write(JSON.stringify({ wall, rtf: wall / seconds, maxRssMb: process.resourceUsage().maxRSS / 1024 }) + '\n');
 }
 
-function runChild(modelType: number, seconds: number): Promise<{ wall: number; rtf: number; maxRssMb: number }> {
+function runChild(modelType: number, seconds: number, engine = 'builtin'): Promise<{ wall: number; rtf: number; maxRssMb: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/separation.ts', '--speed', String(modelType), String(seconds)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/separation.ts', '--speed', String(modelType), String(seconds), engine], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`speed child exit ${code}`))));
@@ -221,6 +261,21 @@ export async function benchSeparation(opts: { speedModels?: number[]; longModels
     speed.push(`| ${mt} | 60 min | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.maxRssMb.toFixed(0)} MB |`);
     console.error(`speed: ${mt} 60 min ${r.rtf.toFixed(3)}`);
   }
+  const neural = installedPresets(MODELS_DIR);
+  const neuralRows = neural.length ? await neuralQuality(fft) : [];
+  const neuralSpeed: string[] = [];
+  if (neural.length) {
+    const probe = new NeuralSeparationEngine({ modelsDir: MODELS_DIR });
+    for (const mt of speedModels.filter((m) => probe.supports(m))) {
+      const r = await runChild(mt, 180, 'neural');
+      neuralSpeed.push(`| ${mt} | ${probe.route(mt)!.label} | 3 min | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.maxRssMb.toFixed(0)} MB |`);
+    }
+  }
+  const neuralSection = neural.length
+    ? ['## Neural engines', '', `Installed in ${MODELS_DIR}: ${neural.map((p) => p.name).join(', ')}.`, '',
+      '| track | model | stem | engine | SDR | SI-SDR |', '|---|---|---|---|---|---|', ...neuralRows, '',
+      '| model | engine | input | wall | RTF | peak RSS |', '|---|---|---|---|---|---|', ...neuralSpeed, '']
+    : ['## Neural engines', '', `Not scored: no neural separation model installed in ${MODELS_DIR} (see docs/api.md, Neural separation engines).`, ''];
   const md = [
     '# Stem separation: built-in DSP engine',
     '',
@@ -249,11 +304,12 @@ export async function benchSeparation(opts: { speedModels?: number[]; longModels
     '|---|---|---|---|---|',
     ...speed,
     '',
+    ...neuralSection,
   ].join('\n');
   await writeResult('separation', md);
   return md;
 }
 
 if (process.argv[2] === '--speed') {
-  await speedChild(Number(process.argv[3]), Number(process.argv[4]));
+  await speedChild(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]);
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AudioData } from '../../src/media/audio.js';
 import { decodeAudio, resolveMediaTools } from '../../src/media/ffmpeg.js';
 import { findPreset, presetPath, type MdxPreset } from '../../src/engines/separation/onnx/presets.js';
 import { buildTinyMdxModel, writeModel } from '../fixtures/separation-models.js';
@@ -50,7 +51,7 @@ describe('separation through the API with an installed neural model', () => {
     expect(done.data.engine).toBe('onnx-mdx:Kim_Vocal_2');
     expect(Object.keys(done.data.output).sort()).toEqual(['accompaniment', 'vocals']);
     const mix = await decodeAudio(songPath, { ffmpeg: tools.ffmpeg });
-    const stems = [];
+    const stems: AudioData[] = [];
     for (const url of Object.values(done.data.output) as string[]) {
       const file = join(app.dataDir, `stem-${stems.length}.wav`);
       await writeFile(file, Buffer.from(await (await fetch(url)).arrayBuffer()));
