@@ -137,6 +137,36 @@ describe('HTDemucs engine (tiny model with the demucs.onnx signature)', () => {
     await engine.dispose();
   }, 180_000);
 
+  it('320 on the 6-stem model: the frequency branch goes through _spec/_ispec and the triangle-weighted seams', async () => {
+    const sixDir = await mkdtemp(join(tmpdir(), 'soundry-onnx-6s-'));
+    const spec = { segment: 343980, bins: 2048, frames: 336 };
+    // drums, bass, other, vocals, guitar, piano: guitar only from the frequency branch, piano from both.
+    await writeModel(presetPath(sixDir, demucs6), buildTinyDemucsModel({ ...spec, timeGain: [0, 0, 0, 0, 0, 0.1], freqGain: [0, 0, 0, 0, 0.5, 0.2] }));
+    const engine = new NeuralSeparationEngine({ modelsDir: sixDir, presets: [demucs6], threads: 1 });
+    const mix = tones(44100, 12);
+    const sink = collectingSink();
+    const run = await engine.separate(sourceFromAudio(mix, 44100), 320, ctx(), sink);
+    expect(run.engine).toBe('onnx-htdemucs:htdemucs_6s');
+    const out = sink.result();
+    expect(Object.keys(out).sort()).toEqual(['bass', 'drums', 'guitar', 'other', 'piano', 'vocals']);
+    const n = mix.channels[0]!.length;
+    const snr = (got: Float32Array, want: Float32Array) => {
+      let e = 0;
+      let p = 0;
+      for (let i = 8192; i < n - 8192; i++) {
+        e += (got[i]! - want[i]!) ** 2;
+        p += want[i]! ** 2;
+      }
+      return 10 * Math.log10(p / e);
+    };
+    // Zero-mean tones: the normalisation mean is ~0, so stems are gain * mix.
+    expect(snr(out.guitar!.channels[0]!, mix.channels[0]!.map((x) => 0.5 * x))).toBeGreaterThan(40);
+    expect(snr(out.piano!.channels[1]!, mix.channels[1]!.map((x) => 0.3 * x))).toBeGreaterThan(40);
+    for (let c = 0; c < 2; c++) expect(maxErr(sumOf(out, c, n), mix.channels[c]!)).toBeLessThan(1e-6);
+    await engine.dispose();
+    await rm(sixDir, { recursive: true, force: true });
+  }, 180_000);
+
   it('picks the 4-stem model for 340/360/350 and leaves 320 (needs 6 stems) to the built-in engine', () => {
     const sel = new SelectingSeparationEngine({ modelsDir: dir, choice: 'auto', threads: 1 });
     expect(sel.pick(340).id).toBe('onnx');
