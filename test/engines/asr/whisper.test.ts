@@ -1,0 +1,103 @@
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findAsrModel, repeatsAtEnd, WhisperAsr, whisperFiles } from '../../../src/engines/asr/whisper.js';
+import { WhisperTokenizer } from '../../../src/engines/asr/tokenizer.js';
+import { TINY_TRANSCRIPT, writeTinyWhisper, type TinyWhisper } from '../../fixtures/whisper-fixture.js';
+
+const SR = 16000;
+
+function tone(seconds: number, amp = 0.3): Float32Array {
+  return Float32Array.from({ length: Math.round(seconds * SR) }, (_, i) => amp * Math.sin((2 * Math.PI * 220 * i) / SR));
+}
+
+async function* windows(...ws: Float32Array[]): AsyncGenerator<Float32Array> {
+  for (const w of ws) yield w;
+}
+
+let root: string;
+let tiny: TinyWhisper;
+let asr: WhisperAsr;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'soundry-asr-'));
+  tiny = await writeTinyWhisper(join(root, 'whisper-tiny'));
+  asr = await WhisperAsr.load(tiny.dir);
+});
+afterAll(async () => {
+  await asr?.release();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('Whisper tokenizer', () => {
+  it('finds the prompt tokens and the language tokens between <|startoftranscript|> and <|translate|>', async () => {
+    const tk = await WhisperTokenizer.load(join(tiny.dir, 'tokenizer.json'));
+    expect(tk.eot).toBe(tiny.eot);
+    expect([...tk.languages.keys()]).toEqual(['en', 'zh', 'de', 'fr']);
+    expect(tk.languages.get('de')).toBe(tiny.languages.de);
+  });
+
+  it('decodes byte-level BPE to UTF-8, joining a character split across tokens and skipping control tokens', async () => {
+    const tk = await WhisperTokenizer.load(join(tiny.dir, 'tokenizer.json'));
+    expect(tk.decode(tiny.tokenIds)).toBe(TINY_TRANSCRIPT);
+    expect(tk.decode([tk.sot, ...tiny.tokenIds.slice(0, 3), tk.noTimestamps, tk.eot])).toBe('Lighthouses guided ships');
+    expect(TINY_TRANSCRIPT).toContain('café');
+  });
+});
+
+describe('Whisper greedy decoding', () => {
+  it('transcribes 30 s windows in sequence: detects the language once, feeds the cache back, stops at <|endoftext|>', async () => {
+    const progress: number[] = [];
+    const t = await asr.transcribe(windows(tone(30), tone(4.5)), { onProgress: (s) => progress.push(s) });
+    expect(t.language).toBe('en');
+    expect(t.text).toBe(`${TINY_TRANSCRIPT} ${TINY_TRANSCRIPT}`);
+    expect(t.windows).toBe(2);
+    expect(t.seconds).toBeCloseTo(34.5, 6);
+    expect(progress).toEqual([30, 34.5]);
+  });
+
+  it('skips digitally silent windows and honours a forced language', async () => {
+    const t = await asr.transcribe(windows(new Float32Array(30 * SR), tone(2)), { language: 'de' });
+    expect(t.text).toBe(TINY_TRANSCRIPT);
+    expect(t.language).toBe('de');
+    const silent = await asr.transcribe(windows(new Float32Array(SR)));
+    expect(silent).toMatchObject({ text: '', language: null, windows: 1 });
+  });
+
+  it('caps the tokens per window', async () => {
+    const t = await asr.transcribe(windows(tone(3)), { maxTokensPerWindow: 4 });
+    expect(t.text).toBe('Lighthouses guided ships along');
+  });
+
+  it('stops when the signal is aborted', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    await expect(asr.transcribe(windows(tone(3)), { signal: ac.signal })).rejects.toThrow();
+  });
+
+  it('detects greedy loops', () => {
+    expect(repeatsAtEnd([1, 2, 3, 4])).toBe(false);
+    expect(repeatsAtEnd([9, 5, 6, 5, 6, 5, 6])).toBe(true);
+    expect(repeatsAtEnd([5, 6, 5, 6])).toBe(false);
+  });
+});
+
+describe('installed model lookup', () => {
+  it('accepts the Hub layout with quantized files under onnx/ and prefers whisper-base', async () => {
+    const models = await mkdtemp(join(tmpdir(), 'soundry-asr-models-'));
+    try {
+      expect(findAsrModel(models)).toBeNull();
+      const hub = await writeTinyWhisper(join(models, 'whisper-tiny'));
+      await mkdir(join(hub.dir, 'onnx'));
+      await rename(join(hub.dir, 'encoder_model.onnx'), join(hub.dir, 'onnx', 'encoder_model_quantized.onnx'));
+      await rename(join(hub.dir, 'decoder_model_merged.onnx'), join(hub.dir, 'onnx', 'decoder_model_merged_quantized.onnx'));
+      expect(whisperFiles(hub.dir)?.decoder).toBe(join(hub.dir, 'onnx', 'decoder_model_merged_quantized.onnx'));
+      expect(findAsrModel(models)).toBe(hub.dir);
+      await writeTinyWhisper(join(models, 'whisper-base'));
+      expect(findAsrModel(models)).toBe(join(models, 'whisper-base'));
+    } finally {
+      await rm(models, { recursive: true, force: true });
+    }
+  });
+});
