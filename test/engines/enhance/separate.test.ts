@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -100,6 +100,16 @@ describe('plans and engine choice', () => {
     const built = await buildStages(both, { sampleRate: 16000, channels: 1, modelsDir: empty, spectrum: null });
     expect(built.stages.map((s) => s.name)).toEqual(['keep-music']);
     expect(built.engines).toEqual(['builtin-speech', 'rnnoise']);
+  });
+
+  it.skipIf(!existsSync(join(corpusModels, 'silero_vad/silero_vad.onnx')))('with models installed the result records DTLN/GTCRN and Silero VAD', async () => {
+    const plan = planEnhancement(new Set(['remove_noise', 'long_silences']), null);
+    const dry = await buildStages(plan, { sampleRate: 16000, channels: 1, modelsDir: corpusModels, spectrum: null, t60: 0.12 });
+    expect(dry.engines).toEqual(['dtln', 'silero-vad']);
+    expect(dry.notes.denoise).toMatch(/DTLN/);
+    const wet = await buildStages(plan, { sampleRate: 16000, channels: 1, modelsDir: corpusModels, spectrum: null, t60: 0.6 });
+    expect(wet.engines[0]).toBe('gtcrn');
+    for (const st of [...dry.stages, ...wet.stages]) await st.flush();
   });
 
   it('auto picks DTLN only on dry input, GTCRN on reverberant input or when dereverberation is asked, RNNoise with no models', () => {
