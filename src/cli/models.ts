@@ -13,7 +13,7 @@ export interface ModelCommandDeps {
   catalog?: readonly ModelEntry[];
 }
 
-const KINDS: readonly ModelKind[] = ['tts', 'separation', 'enhance', 'vad'];
+const KINDS: readonly ModelKind[] = ['tts', 'separation', 'enhance', 'vad', 'asr'];
 const MiB = 1024 * 1024;
 
 /** Throttled progress: one line per file per second, plus the line that completes the file. */

@@ -7,9 +7,10 @@
  */
 import type { AgeGroup, Gender } from '../ports/engines.js';
 import { ENHANCE_MODELS } from './catalog-enhance.js';
+import { ASR_MODELS } from './catalog-asr.js';
 import { SEPARATION_MODELS } from './catalog-separation.js';
 
-export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad';
+export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad' | 'asr';
 
 export interface ModelFile {
   /** Relative path inside MODELS_DIR/<model name>/. */
@@ -66,7 +67,7 @@ export interface TtsModelEntry extends BaseModelEntry {
 
 /** Separation, enhancement and VAD models: metadata is engine-specific and added with their engines. */
 export interface OtherModelEntry extends BaseModelEntry {
-  kind: 'separation' | 'enhance' | 'vad';
+  kind: 'separation' | 'enhance' | 'vad' | 'asr';
   meta?: Record<string, unknown>;
 }
 
@@ -204,6 +205,7 @@ const PIPER_ROWS: PiperRow[] = [
 export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
   ...PIPER_ROWS.map(piperEntry),
   ...ENHANCE_MODELS,
+  ...ASR_MODELS,
   ...SEPARATION_MODELS,
 ]);
 
