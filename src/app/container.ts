@@ -175,7 +175,13 @@ export async function buildContainer(config: Config, logger: Logger) {
         ],
         [
           'podcast_script',
-          new PodcastScriptHandler({ input, voices, generator, avatarUrl: (id) => `${config.PUBLIC_BASE_URL}/assets/voices/${id}.svg` }),
+          new PodcastScriptHandler({
+            input,
+            voices,
+            generator,
+            avatarUrl: (id) => `${config.PUBLIC_BASE_URL}/assets/voices/${id}.svg`,
+            asr: { pool: enginePool(), media, modelsDir: config.MODELS_DIR, maxSeconds: config.ASR_MAX_SECONDS },
+          }),
         ],
         [
           'podcast_audio',

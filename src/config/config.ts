@@ -47,6 +47,8 @@ const EnvSchema = z.object({
   /** remove_noise engine: auto picks DTLN on dry input, GTCRN otherwise, RNNoise when no model is installed. */
   ENHANCE_DENOISER: z.enum(['auto', 'rnnoise', 'dtln', 'gtcrn', 'spectral']).default('auto'),
   SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),
+  /** Longest audio/video podcast source that speech recognition transcribes: it holds an engine thread for the whole file. */
+  ASR_MAX_SECONDS: int(1, 86400).default(3600),
   /** auto: best installed neural model per model type, else built-in; builtin; or one model name (docs/api.md). */
   SEPARATION_ENGINE: z
     .string()

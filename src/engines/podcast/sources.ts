@@ -23,7 +23,7 @@ export interface ExtractedSource {
   text: string;
   /** A spec podcast language key, or null when the language is not one of them or unknown. */
   language: string | null;
-  kind: 'html' | 'pdf' | 'docx' | 'pptx' | 'epub' | 'markdown' | 'text' | 'rss' | 'captions';
+  kind: 'html' | 'pdf' | 'docx' | 'pptx' | 'epub' | 'markdown' | 'text' | 'rss' | 'captions' | 'transcript';
 }
 
 export interface SourceFile {
@@ -176,4 +176,17 @@ export async function extractVideoCaptions(
     };
   }
   return null;
+}
+
+/**
+ * A speech-recognition transcript of an audio/video source as a podcast source: titled after the
+ * file name in the URL (a media file has no page title), language from the recogniser's detection
+ * when it is a podcast language, else from the text.
+ */
+export function transcriptSource(text: string, recognisedLanguage: string | null, url: string | null, opts: ExtractOptions = {}): ExtractedSource {
+  if (letterCount(text) < (opts.minLetters ?? 40)) throw new TaskFailure('The recording has no recognisable speech to build a script from');
+  const capped = capText(text, opts.maxChars ?? DEFAULT_MAX_SOURCE_CHARS);
+  const title = fileTitle(url) ?? firstLine(capped);
+  const language = languageFromTag(recognisedLanguage) ?? detectLanguage(capped);
+  return { title: title.replace(/[ \t\r\n]+/g, ' ').trim(), text: capped, language, kind: 'transcript' };
 }

@@ -3,12 +3,21 @@ import { join } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
 import type { PodcastScriptParams } from '../../services/kinds/podcast.js';
-import { detectLanguage, extractSource, extractVideoCaptions, type ExtractedSource } from '../../engines/podcast/sources.js';
+import { detectLanguage, extractSource, extractVideoCaptions, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
+import { findAsrModel } from '../../engines/asr/whisper.js';
+import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
+import type { SniffedType } from '../../media/fetch-input.js';
 import type { ScriptGenerator, SpeakerInfo } from '../../engines/podcast/script.js';
 import type { InputFetcher } from '../input-fetcher.js';
+import type { EngineThreadPool } from '../threads/pool.js';
+import { asrLimitMessage, type AsrThreadInput, type AsrThreadOutput } from '../threads/asr-task.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../handler.js';
 
 const ROLES = 'ABCDEFGH';
+
+function isMedia(sniffed: SniffedType): boolean {
+  return sniffed.kind === 'audio' || sniffed.kind === 'video';
+}
 
 /** Two hosts by default: a woman and a man speaking the podcast's language, when both exist. */
 export function defaultSpeakers(voices: VoiceRecord[], language: string): VoiceRecord[] {
@@ -29,6 +38,8 @@ export class PodcastScriptHandler implements TaskHandler {
       voices: VoiceLibrary;
       generator: ScriptGenerator;
       avatarUrl: (voiceId: number) => string;
+      /** Speech recognition for audio/video sources; absent = such sources fail with a clear message. */
+      asr?: { pool: EngineThreadPool; media: MediaTools; modelsDir: string; maxSeconds: number };
     },
   ) {}
 
@@ -42,9 +53,7 @@ export class PodcastScriptHandler implements TaskHandler {
     const fetched = await this.deps.input.fetch(url, file, ctx.signal);
     ctx.onProgress(0.2);
     if (p.sourceType === 2) {
-      if (fetched.sniffed.kind === 'audio' || fetched.sniffed.kind === 'video') {
-        throw new TaskFailure('The link is a media file: transcribing it needs a speech recognition engine, and none is installed on this server');
-      }
+      if (isMedia(fetched.sniffed)) return this.transcribe(file, url, ctx);
       let n = 0;
       const fetchText = async (u: string) => {
         const path = join(ctx.tmpDir, `captions-${n++}`);
@@ -55,7 +64,28 @@ export class PodcastScriptHandler implements TaskHandler {
       if (!captions) throw new TaskFailure('The video page exposes no captions or transcript to build a script from');
       return captions;
     }
+    // An attachment that is a recording is transcribed like a media link.
+    if (p.sourceType === 3 && isMedia(fetched.sniffed)) return this.transcribe(file, url, ctx);
     return extractSource({ path: file, sniffed: fetched.sniffed, contentType: null, url });
+  }
+
+  /** Audio/video source -> Whisper transcript, in the engine thread pool (never on the API's loop). */
+  private async transcribe(file: string, url: string, ctx: JobContext): Promise<ExtractedSource> {
+    const asr = this.deps.asr;
+    const modelDir = asr ? findAsrModel(asr.modelsDir) : null;
+    if (!asr || !modelDir) {
+      throw new TaskFailure(
+        'The source is an audio or video file: transcribing it needs a speech recognition model, and none is installed. ' +
+          'The server operator can install one with: npm run --silent cli -- models pull whisper-tiny',
+      );
+    }
+    const info = await probeMedia(file, { ffprobe: asr.media.ffprobe, signal: ctx.signal }).catch(() => null);
+    if (!info) throw new TaskFailure('The media file could not be read');
+    const duration = info.durationSeconds ?? 0;
+    if (duration > asr.maxSeconds) throw new TaskFailure(asrLimitMessage(asr.maxSeconds, duration));
+    const input: AsrThreadInput = { inputPath: file, ffmpeg: asr.media.ffmpeg, modelDir, totalSeconds: duration, maxSeconds: asr.maxSeconds };
+    const out = await asr.pool.run<AsrThreadOutput>('asr', input, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.2 + 0.6 * f) });
+    return transcriptSource(out.text, out.language, url);
   }
 
   async run(ctx: JobContext): Promise<JobOutcome> {

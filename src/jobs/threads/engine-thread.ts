@@ -12,6 +12,7 @@ import { createSeparationEngine } from '../../engines/separation/select.js';
 import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { runSeparation, type SeparationThreadInput } from './separation-task.js';
 import { runEnhance, type EnhanceThreadInput } from './enhance-task.js';
+import { runAsr, type AsrThreadInput } from './asr-task.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +68,10 @@ export default async function run(task: ThreadTask): Promise<ThreadReply<unknown
         separation ??= createSeparationEngine({ modelsDir: config.modelsDir, choice: config.separationEngine ?? 'auto' });
         const ctx = { tmpDir: tmpdir(), signal, onProgress: (f: number) => task.progressPort.postMessage(f) };
         return { ok: true, value: await runSeparation(separation, task.input as SeparationThreadInput, ctx) };
+      }
+      case 'asr': {
+        const ctx = { tmpDir: tmpdir(), signal, onProgress: (f: number) => task.progressPort.postMessage(f) };
+        return { ok: true, value: await runAsr(task.input as AsrThreadInput, ctx) };
       }
       default:
         throw new Error(`unknown engine task ${task.name}`);
