@@ -49,6 +49,12 @@ export const ASR_MODELS: readonly OtherModelEntry[] = [
         sha256: '27fc476bfe7f17299480be2273fc0608e4d5a99aba2ab5dec5374b4482d1a566',
       },
       {
+        path: 'generation_config.json',
+        url: hub(TINY.repo, TINY.revision, 'generation_config.json'),
+        sizeBytes: 3716,
+        sha256: '68ac791fcb4999461a313472125042934656240ba1cba7d1c2627fcbb19ac24c',
+      },
+      {
         path: 'config.json',
         url: hub(TINY.repo, TINY.revision, 'config.json'),
         sizeBytes: 2248,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, mkdir, rename, rm } from 'node:fs/promises';
+import { mkdtemp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -26,6 +26,7 @@ beforeAll(async () => {
   await mkdir(join(fixtureDir, 'onnx'));
   await rename(join(fixtureDir, 'encoder_model.onnx'), join(fixtureDir, 'onnx/encoder_model_quantized.onnx'));
   await rename(join(fixtureDir, 'decoder_model_merged.onnx'), join(fixtureDir, 'onnx/decoder_model_merged_quantized.onnx'));
+  await writeFile(join(fixtureDir, 'generation_config.json'), JSON.stringify({ suppress_tokens: [], begin_suppress_tokens: [] }));
   server = createServer((req, res) => {
     const m = /^\/Xenova\/whisper-tiny\/resolve\/[0-9a-f]{40}\/(.+)$/.exec(req.url ?? '');
     if (!m) return void res.writeHead(404).end();
@@ -56,7 +57,7 @@ describe('ASR model catalog', () => {
     expect(m).toBeDefined();
     expect(m!.kind).toBe('asr');
     expect(MODEL_CATALOG).toContain(ASR_MODELS[0]);
-    expect(m!.files.map((f) => f.path).sort()).toEqual(['config.json', 'onnx/decoder_model_merged_quantized.onnx', 'onnx/encoder_model_quantized.onnx', 'tokenizer.json']);
+    expect(m!.files.map((f) => f.path).sort()).toEqual(['config.json', 'generation_config.json', 'onnx/decoder_model_merged_quantized.onnx', 'onnx/encoder_model_quantized.onnx', 'tokenizer.json']);
     for (const f of m!.files) {
       expect(f.url).toMatch(/^https:\/\/huggingface\.co\/Xenova\/whisper-tiny\/resolve\/[0-9a-f]{40}\//);
       expect(f.url.endsWith(f.path)).toBe(true);
@@ -84,7 +85,7 @@ describe('ASR model catalog', () => {
     };
     const [out] = (await cli(modelsDir, ['models', 'pull', 'whisper-tiny'], [local])) as Array<{ name: string; files: unknown[] }>;
     expect(out!.name).toBe('whisper-tiny');
-    expect(out!.files).toHaveLength(4);
+    expect(out!.files).toHaveLength(5);
     expect(findAsrModel(modelsDir)).toBe(join(modelsDir, 'whisper-tiny'));
   });
 });

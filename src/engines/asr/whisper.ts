@@ -26,6 +26,8 @@ export interface WhisperFiles {
   decoder: string;
   tokenizer: string;
   config: string;
+  /** Optional: its suppress_tokens / begin_suppress_tokens are applied as openai/whisper does. */
+  generation?: string;
 }
 
 /** Full-precision names first, then the quantized ones; either at the top or under onnx/ as on the Hub. */
@@ -36,7 +38,8 @@ export function whisperFiles(dir: string): WhisperFiles | null {
   const tokenizer = join(dir, 'tokenizer.json');
   const config = join(dir, 'config.json');
   if (!encoder || !decoder || !existsSync(tokenizer) || !existsSync(config)) return null;
-  return { encoder, decoder, tokenizer, config };
+  const generation = join(dir, 'generation_config.json');
+  return { encoder, decoder, tokenizer, config, ...(existsSync(generation) ? { generation } : {}) };
 }
 
 /** The installed ASR model folder under MODELS_DIR, or null when none is complete. */
@@ -71,6 +74,12 @@ interface DecoderDims {
   headDim: number;
 }
 
+/** Tokens never emitted (symbols, speaker tags), and those never emitted first (a blank, <|endoftext|>). */
+interface Suppression {
+  always: Set<number>;
+  atStart: Set<number>;
+}
+
 type Feeds = Record<string, ort.Tensor>;
 
 export class WhisperAsr {
@@ -82,6 +91,7 @@ export class WhisperAsr {
     private readonly decoder: ort.InferenceSession,
     readonly tokenizer: WhisperTokenizer,
     private readonly dims: DecoderDims,
+    private readonly suppress: Suppression,
   ) {
     // A merged export switches between its first-step and cached graphs on use_cache_branch; a plain
     // decoder_model.onnx has no cache inputs and is fed the whole sequence every step instead.
@@ -105,7 +115,10 @@ export class WhisperAsr {
     const dModel = Number(cfg.d_model);
     if (!(heads > 0) || !(dModel > 0)) throw new Error(`${files.config} lacks decoder_attention_heads / d_model`);
     const dims = { layers: layersFromNames || Number(cfg.decoder_layers), heads, headDim: dModel / heads };
-    return new WhisperAsr(encoder, decoder, await WhisperTokenizer.load(files.tokenizer), dims);
+    const gen = files.generation ? (JSON.parse(await readFile(files.generation, 'utf8')) as Record<string, unknown>) : {};
+    const ids = (v: unknown) => new Set(Array.isArray(v) ? v.filter((x): x is number => Number.isInteger(x)) : []);
+    const suppress = { always: ids(gen.suppress_tokens ?? cfg.suppress_tokens), atStart: ids(gen.begin_suppress_tokens ?? cfg.begin_suppress_tokens) };
+    return new WhisperAsr(encoder, decoder, await WhisperTokenizer.load(files.tokenizer), dims, suppress);
   }
 
   async release(): Promise<void> {
@@ -171,7 +184,7 @@ export class WhisperAsr {
     const encoderPast = r.present; // the cross-attention keys/values are computed once, on the first step
     for (let n = 0; n < maxTokens; n++) {
       opts.signal?.throwIfAborted();
-      const next = this.pick(r.logits);
+      const next = this.pick(r.logits, n === 0);
       if (next === tk.eot) break;
       out.push(next);
       if (repeatsAtEnd(out)) return trimRepeat(out);
@@ -181,19 +194,25 @@ export class WhisperAsr {
   }
 
   /** Argmax over text tokens and <|endoftext|>: timestamps and other control tokens never win. */
-  private pick(logits: Float32Array): number {
+  private pick(logits: Float32Array, first: boolean): number {
     const tk = this.tokenizer;
-    let best = tk.eot;
-    let bestScore = logits[tk.eot] ?? -Infinity;
+    const { always, atStart } = this.suppress;
+    const blocked = (id: number) => always.has(id) || (first && atStart.has(id));
+    let best = -1;
+    let bestScore = -Infinity;
+    if (!blocked(tk.eot)) {
+      best = tk.eot;
+      bestScore = logits[tk.eot] ?? -Infinity;
+    }
     const limit = Math.min(tk.eot, logits.length);
     for (let id = 0; id < limit; id++) {
       const s = logits[id]!;
-      if (s > bestScore && tk.isText(id)) {
+      if (s > bestScore && tk.isText(id) && !blocked(id)) {
         bestScore = s;
         best = id;
       }
     }
-    return best;
+    return best < 0 ? tk.eot : best;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,6 +68,19 @@ describe('Whisper greedy decoding', () => {
   it('caps the tokens per window', async () => {
     const t = await asr.transcribe(windows(tone(3)), { maxTokensPerWindow: 4 });
     expect(t.text).toBe('Lighthouses guided ships along');
+  });
+
+  it('applies generation_config suppress_tokens and begin_suppress_tokens', async () => {
+    const dir = join(root, 'suppressed');
+    const t = await writeTinyWhisper(dir);
+    await writeFile(join(dir, 'generation_config.json'), JSON.stringify({ suppress_tokens: [t.tokenIds[1]], begin_suppress_tokens: [220, t.eot] }));
+    const m = await WhisperAsr.load(dir);
+    try {
+      // Token 1 may never win, so the row that wanted it falls to <|endoftext|>.
+      expect((await m.transcribe(windows(tone(2)))).text).toBe('Lighthouses');
+    } finally {
+      await m.release();
+    }
   });
 
   it('stops when the signal is aborted', async () => {
