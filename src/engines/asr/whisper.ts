@@ -128,7 +128,8 @@ export class WhisperAsr {
 
   /** Transcribes 16 kHz mono windows of at most 30 s each, one at a time (memory stays at one window). */
   async transcribe(windows: AsyncIterable<Float32Array>, opts: TranscribeOptions = {}): Promise<Transcript> {
-    let language = opts.language ?? null;
+    // A forced language the model has no token for (yue on pre-v3 models) falls back to detection.
+    let language = opts.language && this.tokenizer.languages.has(opts.language) ? opts.language : null;
     const parts: string[] = [];
     let seconds = 0;
     let count = 0;

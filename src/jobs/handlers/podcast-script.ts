@@ -53,7 +53,7 @@ export class PodcastScriptHandler implements TaskHandler {
     const fetched = await this.deps.input.fetch(url, file, ctx.signal);
     ctx.onProgress(0.2);
     if (p.sourceType === 2) {
-      if (isMedia(fetched.sniffed)) return this.transcribe(file, url, ctx);
+      if (isMedia(fetched.sniffed)) return this.transcribe(file, url, ctx, p.language);
       let n = 0;
       const fetchText = async (u: string) => {
         const path = join(ctx.tmpDir, `captions-${n++}`);
@@ -65,12 +65,12 @@ export class PodcastScriptHandler implements TaskHandler {
       return captions;
     }
     // An attachment that is a recording is transcribed like a media link.
-    if (p.sourceType === 3 && isMedia(fetched.sniffed)) return this.transcribe(file, url, ctx);
+    if (p.sourceType === 3 && isMedia(fetched.sniffed)) return this.transcribe(file, url, ctx, p.language);
     return extractSource({ path: file, sniffed: fetched.sniffed, contentType: null, url });
   }
 
   /** Audio/video source -> Whisper transcript, in the engine thread pool (never on the API's loop). */
-  private async transcribe(file: string, url: string, ctx: JobContext): Promise<ExtractedSource> {
+  private async transcribe(file: string, url: string, ctx: JobContext, language: string | null | undefined): Promise<ExtractedSource> {
     const asr = this.deps.asr;
     const modelDir = asr ? findAsrModel(asr.modelsDir) : null;
     if (!asr || !modelDir) {
@@ -84,6 +84,8 @@ export class PodcastScriptHandler implements TaskHandler {
     const duration = info.durationSeconds ?? 0;
     if (duration > asr.maxSeconds) throw new TaskFailure(asrLimitMessage(asr.maxSeconds, duration));
     const input: AsrThreadInput = { inputPath: file, ffmpeg: asr.media.ffmpeg, modelDir, totalSeconds: duration, maxSeconds: asr.maxSeconds };
+    // The podcast language the caller chose is what the recording is expected to be in: no detection guess.
+    if (language) input.language = language === 'zh_yue' ? 'yue' : language;
     const out = await asr.pool.run<AsrThreadOutput>('asr', input, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.2 + 0.6 * f) });
     return transcriptSource(out.text, out.language, url);
   }

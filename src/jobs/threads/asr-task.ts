@@ -12,6 +12,8 @@ export interface AsrThreadInput {
   totalSeconds: number;
   /** Enforced here too: a file whose header under-reports its length still stops at the limit. */
   maxSeconds: number;
+  /** Whisper language code the caller asked for; absent = detected. */
+  language?: string;
 }
 
 export interface AsrThreadOutput {
@@ -47,7 +49,7 @@ export async function runAsr(job: AsrThreadInput, ctx: EngineContext): Promise<A
       }
     }
     const total = job.totalSeconds > 0 ? job.totalSeconds : job.maxSeconds;
-    const t = await asr.transcribe(windows(), { signal: ctx.signal, onProgress: (s) => ctx.onProgress(Math.min(1, s / total)) });
+    const t = await asr.transcribe(windows(), { signal: ctx.signal, onProgress: (s) => ctx.onProgress(Math.min(1, s / total)), ...(job.language ? { language: job.language } : {}) });
     return { text: t.text, language: t.language, seconds: t.seconds, model: job.modelDir.split(/[\\/]/).pop() ?? 'whisper' };
   } finally {
     await asr.release();

@@ -61,6 +61,8 @@ describe('Whisper greedy decoding', () => {
     const t = await asr.transcribe(windows(new Float32Array(30 * SR), tone(2)), { language: 'de' });
     expect(t.text).toBe(TINY_TRANSCRIPT);
     expect(t.language).toBe('de');
+    const unknown = await asr.transcribe(windows(tone(2)), { language: 'yue' });
+    expect(unknown.language).toBe('en'); // no <|yue|> token in this model: detected instead
     const silent = await asr.transcribe(windows(new Float32Array(SR)));
     expect(silent).toMatchObject({ text: '', language: null, windows: 1 });
   });
