@@ -83,21 +83,24 @@ export const DURATION_LEVELS: Record<number, { minMinutes: number; maxMinutes: n
 };
 
 /**
- * Natural conversational speaking rates, per minute: words for space-separated languages, characters
- * (Han, kana, Hangul syllables; Latin words count one each) for zh/zh_yue/ja/ko. Figures are the
- * commonly cited averages for relaxed broadcast speech; German and Russian words are longer, hence lower.
+ * Speaking rates per minute of final audio, pauses included: words for space-separated languages,
+ * characters (Han, kana, Hangul syllables; Latin words count one each) for zh/zh_yue/ja/ko. Scripts
+ * are sized with these so episodes land inside the duration level's range, so they are the rates the
+ * default (built-in) podcast voices really produce, measured by `npm run bench -- podcast-audio`
+ * ("Spoken rate per language" in bench/results/podcast-audio.md) and rounded to 5. The commonly cited
+ * broadcast figures (en 150, zh 250, ja 300) made episodes up to 23% off.
  */
 export const SPEAKING_RATE: Record<PodcastLanguage, number> = {
-  en: 150,
-  es: 160,
-  fr: 150,
-  pt: 150,
-  de: 125,
-  ru: 120,
-  ar: 115,
-  zh: 250,
-  zh_yue: 260,
-  ja: 300,
+  en: 160,
+  es: 155,
+  fr: 180,
+  pt: 145,
+  de: 155,
+  ru: 145,
+  ar: 210,
+  zh: 195,
+  zh_yue: 225,
+  ja: 265,
   ko: 260,
 };
 
@@ -105,7 +108,7 @@ export function isCharCounted(language: string): boolean {
   return language === 'zh' || language === 'zh_yue' || language === 'ja' || language === 'ko';
 }
 
-function rateOf(language: string): number {
+export function rateOf(language: string): number {
   return SPEAKING_RATE[language as PodcastLanguage] ?? SPEAKING_RATE.en;
 }
 
