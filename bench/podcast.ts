@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BuiltinScriptGenerator } from '../src/engines/podcast/builtin-generator.js';
-import { DURATION_LEVELS, isCharCounted, measureSize, targetSize, type SpeakerInfo } from '../src/engines/podcast/script.js';
+import { DURATION_LEVELS, isCharCounted, measureSize, SPEAKING_RATE, targetSize, type SpeakerInfo } from '../src/engines/podcast/script.js';
 import { extractSource, type ExtractedSource } from '../src/engines/podcast/sources.js';
 import { sniffMediaType } from '../src/media/fetch-input.js';
 import { machine, median, root, writeResult } from './lib.js';
@@ -68,7 +68,7 @@ export async function benchPodcast(): Promise<string> {
   const md = [
     '# Podcast scripts (text side)',
     '',
-    `Machine: ${machine()}. Command: \`npm run bench -- podcast\`. Built-in generator (no model). Sizes are words, or characters for ${['zh', 'zh_yue', 'ja', 'ko'].filter(isCharCounted).join('/')}; targets at the middle of each level (en 150 wpm, see SPEAKING_RATE in src/engines/podcast/script.ts). The final-audio-duration column is added by the audio side.`,
+    `Machine: ${machine()}. Command: \`npm run bench -- podcast\`. Built-in generator (no model). Sizes are words, or characters for ${['zh', 'zh_yue', 'ja', 'ko'].filter(isCharCounted).join('/')}; targets at the middle of each level (en ${SPEAKING_RATE.en} wpm, the measured rates of SPEAKING_RATE in src/engines/podcast/script.ts). Final audio durations are in podcast-audio.md.`,
     '',
     `## Extraction (${sources.length}/${files.length} succeeded; title equal to Readability's meta.json: ${titleOk}/${titleTotal})`,
     '',
