@@ -51,7 +51,7 @@ export const SeparationCreateBody = z.object({
 
 export const EnhanceCreateBody = z.object({
   inputurl: z.string().min(1),
-  enhance_type: z.object(Object.fromEntries(ENHANCE_FLAGS.map((f) => [f, z.boolean().optional()]))),
+  enhance_type: z.strictObject(Object.fromEntries(ENHANCE_FLAGS.map((f) => [f, z.boolean().optional()]))),
 });
 
 const ScriptLine = z.object({

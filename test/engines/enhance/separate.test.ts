@@ -112,7 +112,19 @@ describe('plans and engine choice', () => {
     for (const st of [...dry.stages, ...wet.stages]) await st.flush();
   });
 
-  it('auto picks DTLN only on dry input, GTCRN on reverberant input or when dereverberation is asked, RNNoise with no models', () => {
+  it.skipIf(!existsSync(join(corpusModels, 'gtcrn/gtcrn.onnx')))('remove_background_audio leaves the work to a neural denoiser when no neural vocal model is installed', async () => {
+    const plan = planEnhancement(new Set(['remove_background_audio']), null);
+    const built = await buildStages(plan, { sampleRate: 16000, channels: 1, modelsDir: corpusModels, spectrum: null, t60: 0.6 });
+    expect(built.stages.map((s) => s.name)).not.toContain('separate');
+    expect(built.engines).toEqual(['gtcrn']);
+    expect(built.notes.separate).toMatch(/skipped: no neural vocal model/);
+    // keep_music still separates: the music bed must not go through the denoiser.
+    const keep = await buildStages(planEnhancement(new Set(['keep_music', 'remove_noise']), null), { sampleRate: 16000, channels: 1, modelsDir: corpusModels, spectrum: null, t60: 0.6 });
+    expect(keep.engines).toEqual(['builtin-speech', 'gtcrn']);
+    for (const st of [...built.stages, ...keep.stages]) await st.flush();
+  });
+
+  it.skipIf(!existsSync(join(corpusModels, 'dtln/model_1.onnx')))('auto picks DTLN only on dry input, GTCRN on reverberant input or when dereverberation is asked, RNNoise with no models', () => {
     expect(chooseDenoiser('auto', corpusModels, DTLN_MAX_T60 - 0.05).kind).toBe('dtln');
     expect(chooseDenoiser('auto', corpusModels, 0.5).kind).toBe('gtcrn');
     expect(chooseDenoiser('auto', corpusModels, null).kind).toBe('gtcrn');
