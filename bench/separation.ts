@@ -1,10 +1,11 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import type { AudioData } from '../src/media/audio.js';
 import { decodeAudio, resolveMediaTools } from '../src/media/ffmpeg.js';
 import { loadFftProvider, type FftProvider } from '../src/media/dsp/fft.js';
 import { istft, stft } from '../src/media/dsp/stft.js';
 import { BuiltinSeparationEngine } from '../src/engines/separation/builtin.js';
+import { DEFAULT_TEMPLATE_SOURCE, type TemplateSource } from '../src/engines/separation/dsp/nmf.js';
 import { NeuralSeparationEngine } from '../src/engines/separation/neural.js';
 import { installedPresets } from '../src/engines/separation/onnx/presets.js';
 import { collectingSink, STEMS_BY_MODEL_TYPE, type AudioSource } from '../src/engines/separation/engine.js';
@@ -120,16 +121,23 @@ function tracks(): Track[] {
 
 const ctx = () => ({ tmpDir: '/tmp', signal: new AbortController().signal, onProgress: () => undefined });
 
-async function quality(fft: FftProvider): Promise<string[]> {
+async function loadTrack(tr: Track): Promise<{ mixN: AudioData; refsRaw: Record<string, AudioData>; n: number }> {
   const tools = resolveMediaTools({ preferSystem: true });
+  const load = (f: string) => decodeAudio(`${tr.dir}/${f}.flac`, { ffmpeg: tools.ffmpeg, sampleRate: RATE, channels: 2 });
+  const mix = await load('mixture');
+  const refsRaw: Record<string, AudioData> = {};
+  for (const s of tr.stems) refsRaw[s] = await load(s);
+  const n = Math.min(mix.channels[0]!.length, ...Object.values(refsRaw).map((r) => r.channels[0]!.length));
+  return { mixN: { sampleRate: RATE, channels: mix.channels.map((c) => c.slice(0, n)) }, refsRaw, n };
+}
+
+/** Builtin SDR / SI-SDR per `track|model|stem`, kept so the template comparison reuses the default's run. */
+type Scores = Map<string, [number, number]>;
+
+async function quality(fft: FftProvider, scores: Scores): Promise<string[]> {
   const rows: string[] = [];
   for (const tr of tracks()) {
-    const load = (f: string) => decodeAudio(`${tr.dir}/${f}.flac`, { ffmpeg: tools.ffmpeg, sampleRate: RATE, channels: 2 });
-    const mix = await load('mixture');
-    const refsRaw: Record<string, AudioData> = {};
-    for (const s of tr.stems) refsRaw[s] = await load(s);
-    const n = Math.min(mix.channels[0]!.length, ...Object.values(refsRaw).map((r) => r.channels[0]!.length));
-    const mixN: AudioData = { sampleRate: RATE, channels: mix.channels.map((c) => c.slice(0, n)) };
+    const { mixN, refsRaw, n } = await loadTrack(tr);
     for (const [mtStr, stems] of Object.entries(STEMS_BY_MODEL_TYPE)) {
       const mt = Number(mtStr);
       // `other` means "everything else" only when every other stem of the model has a reference here.
@@ -148,13 +156,67 @@ async function quality(fft: FftProvider): Promise<string[]> {
       const sdr = variants.map(([, e]) => museval4Sdr(refs, e, RATE));
       const si = variants.map(([, e]) => evalStems.map((_, j) => siSdr(refs[j]!, e[j]!)));
       evalStems.forEach((s, j) => {
-        const f = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+        scores.set(`${tr.name}|${mt}|${s}`, [sdr[0]![j]!, si[0]![j]!]);
         rows.push(`| ${tr.name} | ${mt} | ${s} | ${sdr.map((v) => f(v[j]!)).join(' | ')} | ${si.map((v) => f(v[j]!)).join(' | ')} |`);
       });
       console.error(`quality: ${tr.name} model ${mt} done`);
     }
   }
   return rows;
+}
+
+const f = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+
+/**
+ * Hand-set vs soundfont-derived NMF templates on the model types that use them (380, 390, 320 piano/guitar).
+ * The default source's numbers come from `scores`; only the other source is run again. musdb has no piano or
+ * guitar stem: its 390 guitar estimate is scored against its `other` stem (guitars and keys), marked proxy.
+ */
+async function templateComparison(fft: FftProvider, scores: Scores): Promise<string[]> {
+  const rows: string[] = [];
+  for (const tr of tracks()) {
+    const { mixN, refsRaw, n } = await loadTrack(tr);
+    const real = tr.name.startsWith('midi_rendered') ? 'FluidR3 render' : 'real';
+    for (const mt of [380, 390, 320]) {
+      const proxy = mt === 390 && !('guitar' in refsRaw) && 'other' in refsRaw;
+      const evalStems = STEMS_BY_MODEL_TYPE[mt]!.filter((s) => (s === 'piano' || s === 'guitar') && (s in refsRaw || (proxy && s === 'guitar')));
+      if (!evalStems.length) continue;
+      const refs = evalStems.map((s) => flat(refsRaw[proxy ? 'other' : s]!, n));
+      const run = async (templates: TemplateSource): Promise<Array<[number, number]>> => {
+        if (templates === DEFAULT_TEMPLATE_SOURCE && !proxy) return evalStems.map((s) => scores.get(`${tr.name}|${mt}|${s}`)!);
+        const sink = collectingSink();
+        await new BuiltinSeparationEngine({ fft, templates }).separate(sourceOf(mixN), mt, ctx(), sink);
+        const est = evalStems.map((s) => flat(sink.result()[s]!, n));
+        const sdr = museval4Sdr(refs, est, RATE);
+        return evalStems.map((_, j) => [sdr[j]!, siSdr(refs[j]!, est[j]!)]);
+      };
+      const hand = await run('handset');
+      const sf = await run('soundfont');
+      evalStems.forEach((s, j) => {
+        const stem = proxy ? `${s} (proxy: vs other stem)` : s;
+        rows.push(`| ${tr.name} | ${real} | ${mt} | ${stem} | ${f(hand[j]![0])} | ${f(sf[j]![0])} | ${f(hand[j]![1])} | ${f(sf[j]![1])} |`);
+      });
+      console.error(`templates: ${tr.name} model ${mt} done`);
+    }
+  }
+  return rows;
+}
+
+function templateSection(rows: string[]): string[] {
+  return [
+    '## NMF templates: hand-set priors vs soundfont-derived',
+    '',
+    'Same engine, only the template source differs (`BuiltinOptions.templates`; table from',
+    '`node --import tsx scripts/derive-nmf-templates.ts /tmp/fluid/usr/share/sounds/sf2/FluidR3_GM.sf2`).',
+    `Default: \`${DEFAULT_TEMPLATE_SOURCE}\`, chosen on the rows marked real. Rows marked "FluidR3 render" score templates measured`,
+    'on the very soundfont that rendered them, so they favour the derived source and do not count for the choice.',
+    'Reproduce (quality part only, keeps the Cost section): `node --import tsx bench/separation.ts --quality`',
+    '',
+    '| track | source | model | stem | SDR hand-set | SDR soundfont | SI-SDR hand-set | SI-SDR soundfont |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+  ];
 }
 
 /** Neural models installed in MODELS_DIR (default data/models): scored on the model types they serve. */
@@ -244,10 +306,54 @@ function runChild(modelType: number, seconds: number, engine = 'builtin'): Promi
   });
 }
 
+/** Everything before the Cost section: the quality table and the template comparison. */
+function qualityDoc(rows: string[], cmp: string[]): string[] {
+  return [
+    '# Stem separation: built-in DSP engine',
+    '',
+    `Machine: ${machine()}. Date: ${new Date().toISOString().slice(0, 10)}.`,
+    'Reproduce: `node --import tsx -e "import(\'./bench/separation.ts\').then(m=>m.benchSeparation()).then(console.log)"`',
+    '',
+    'SDR = BSS Eval v4 as museval computes it for images: 1 s windows (hop 1 s), windows where any evaluated reference',
+    'or estimate is all-zero skipped, median over windows. For images the 512-tap distortion filters only split the error into',
+    'ISR/SIR/SAR; SDR is sum(s^2)/sum((s_hat - s)^2) per window, which is what is computed here (no filters needed).',
+    'SI-SDR over the whole excerpt (channels concatenated, no mean removal). Baselines from the same run: the mixture as the',
+    'estimate of every stem, and a fixed brick-wall band of the mixture (bass <200 Hz, vocals 200-4000 Hz, drums >4 kHz,',
+    'piano 250-2000 Hz, guitar 150-5000 Hz, other >200 Hz). Stems with no reference (remainder, lead/backing vocals, strings,',
+    'wind, synthesizer: the corpus has no such stems) are not scored. The MIDI songs were rendered with FluidR3; the engine\'s',
+    `NMF templates here are \`${DEFAULT_TEMPLATE_SOURCE}\` (see the template comparison below: the soundfont-derived ones`,
+    'are measured on FluidR3 itself, so the rendered songs flatter them).',
+    '',
+    '| track | model | stem | SDR builtin | SDR mixture | SDR band-split | SI-SDR builtin | SI-SDR mixture | SI-SDR band-split |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    ...templateSection(cmp),
+  ];
+}
+
+/** Quality only (minutes, not the hour the cost runs take): the Cost and neural sections of the file stay. */
+async function qualityOnly(): Promise<void> {
+  const fft = await loadFftProvider();
+  const scores: Scores = new Map();
+  const rows = await quality(fft, scores);
+  const cmp = await templateComparison(fft, scores);
+  const path = `${root}bench/results/separation.md`;
+  const old = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const at = old.indexOf('## Cost');
+  // The kept rows were measured in an earlier full run: say on which machine and day, as its header said.
+  const when = /^Machine: .*$/m.exec(old)?.[0];
+  const kept = old.slice(Math.max(0, at));
+  const cost = at < 0 ? '' : kept.includes('Kept from the last full run') ? kept : kept.replace('## Cost\n', `## Cost\n\n${when ? `Kept from the last full run (${when.replace(/\.$/, '')}).\n` : ''}`);
+  await writeResult('separation', [...qualityDoc(rows, cmp), cost].join('\n'));
+}
+
 export async function benchSeparation(opts: { speedModels?: number[]; longModels?: number[] } = {}): Promise<string> {
   if (!existsSync(CORPUS)) return 'separation bench skipped: no corpus at ../shared/corpus/separation';
   const fft = await loadFftProvider();
-  const rows = await quality(fft);
+  const scores: Scores = new Map();
+  const rows = await quality(fft, scores);
+  const cmp = await templateComparison(fft, scores);
   const speedModels = opts.speedModels ?? (process.env.SEP_SPEED_MODELS ?? '340,350,360,490,501,380,320').split(',').map(Number);
   const longModels = opts.longModels ?? (process.env.SEP_LONG_MODELS ?? '340').split(',').map(Number);
   const speed: string[] = [];
@@ -277,24 +383,7 @@ export async function benchSeparation(opts: { speedModels?: number[]; longModels
       '| model | engine | input | wall | RTF | peak RSS |', '|---|---|---|---|---|---|', ...neuralSpeed, '']
     : ['## Neural engines', '', `Not scored: no neural separation model installed in ${MODELS_DIR} (see docs/api.md, Neural separation engines).`, ''];
   const md = [
-    '# Stem separation: built-in DSP engine',
-    '',
-    `Machine: ${machine()}. Date: ${new Date().toISOString().slice(0, 10)}.`,
-    'Reproduce: `node --import tsx -e "import(\'./bench/separation.ts\').then(m=>m.benchSeparation()).then(console.log)"`',
-    '',
-    'SDR = BSS Eval v4 as museval computes it for images: 1 s windows (hop 1 s), windows where any evaluated reference',
-    'or estimate is all-zero skipped, median over windows. For images the 512-tap distortion filters only split the error into',
-    'ISR/SIR/SAR; SDR is sum(s^2)/sum((s_hat - s)^2) per window, which is what is computed here (no filters needed).',
-    'SI-SDR over the whole excerpt (channels concatenated, no mean removal). Baselines from the same run: the mixture as the',
-    'estimate of every stem, and a fixed brick-wall band of the mixture (bass <200 Hz, vocals 200-4000 Hz, drums >4 kHz,',
-    'piano 250-2000 Hz, guitar 150-5000 Hz, other >200 Hz). Stems with no reference (remainder, lead/backing vocals, strings,',
-    'wind, synthesizer: the corpus has no such stems) are not scored. The MIDI songs were rendered with FluidR3; the engine\'s',
-    'NMF templates are hand-set spectral-envelope priors, not derived from that soundfont.',
-    '',
-    '| track | model | stem | SDR builtin | SDR mixture | SDR band-split | SI-SDR builtin | SI-SDR mixture | SI-SDR band-split |',
-    '|---|---|---|---|---|---|---|---|---|',
-    ...rows,
-    '',
+    ...qualityDoc(rows, cmp),
     '## Cost',
     '',
     'Input: a 30 s corpus mixture (openmsx_tttheme2, 44.1 kHz stereo) looped through the streaming source in 10 s blocks,',
@@ -310,6 +399,9 @@ export async function benchSeparation(opts: { speedModels?: number[]; longModels
   return md;
 }
 
+if (process.argv[2] === '--quality') {
+  await qualityOnly();
+}
 if (process.argv[2] === '--speed') {
   await speedChild(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]);
 }

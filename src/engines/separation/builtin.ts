@@ -5,7 +5,7 @@ import { isModelType, outputStems, STEMS_BY_MODEL_TYPE, type AudioSource, type S
 import { bassMask } from './dsp/bass.js';
 import { centerMask } from './dsp/center.js';
 import { percussiveMask } from './dsp/hpss.js';
-import { buildTemplates, classShares, type NmfClass, type TemplateBank } from './dsp/nmf.js';
+import { buildTemplates, classShares, type NmfClass, type TemplateBank, type TemplateSource } from './dsp/nmf.js';
 import { repeatingMask } from './dsp/repet.js';
 import { runSegmented, type SegmentPlan } from './dsp/segments.js';
 import { leadShare, vocalMask } from './dsp/vocals.js';
@@ -22,6 +22,8 @@ export interface BuiltinOptions {
   /** Context discarded at each segment edge (must exceed the methods' reach: HPSS ~0.25 s). */
   marginSeconds?: number;
   fft?: FftProvider;
+  /** Where the NMF timbre templates come from (default: DEFAULT_TEMPLATE_SOURCE in dsp/nmf.ts). */
+  templates?: TemplateSource;
 }
 
 const INSTRUMENT_STEM: Record<number, NmfClass> = { 380: 'piano', 390: 'guitar', 491: 'strings', 492: 'wind', 493: 'synthesizer' };
@@ -44,6 +46,7 @@ class SegmentSeparator {
     private readonly sampleRate: number,
     readonly nFft: number,
     readonly hop: number,
+    private readonly templates?: TemplateSource,
   ) {
     this.fft = provider.create(nFft);
   }
@@ -103,7 +106,7 @@ class SegmentSeparator {
       }
       case 380: case 390: case 491: case 492: case 493: {
         const target = INSTRUMENT_STEM[modelType]!;
-        this.bank ??= buildTemplates(this.sampleRate, this.nFft);
+        this.bank ??= buildTemplates(this.sampleRate, this.nFft, this.templates);
         const shares = classShares(harmMag, frames, this.bank, [target]);
         return [[STEMS_BY_MODEL_TYPE[modelType]![0]!, times(harm, shares[target]!)]];
       }
@@ -117,7 +120,7 @@ class SegmentSeparator {
         const out: Array<[string, Float32Array]> = [['drums', perc], ['bass', bass], ['vocals', voc]];
         if (modelType === 320) {
           for (let i = 0; i < n; i++) rest[i]! *= 1 - v[i]!;
-          this.bank ??= buildTemplates(this.sampleRate, this.nFft);
+          this.bank ??= buildTemplates(this.sampleRate, this.nFft, this.templates);
           const shares = classShares(times(mag, rest), frames, this.bank, ['piano', 'guitar']);
           out.push(['piano', times(rest, shares.piano!)], ['guitar', times(rest, shares.guitar!)]);
         }
@@ -177,7 +180,7 @@ export class BuiltinSeparationEngine implements SeparationEngine {
     if (!this.supports(modelType)) throw new Error(`builtin separation does not support model_type ${modelType}`);
     const provider = this.opts.fft ?? (await loadFftProvider());
     const { nFft, hop } = stftSizeFor(input.sampleRate);
-    const sep = new SegmentSeparator(provider, input.sampleRate, nFft, hop);
+    const sep = new SegmentSeparator(provider, input.sampleRate, nFft, hop, this.opts.templates);
     // Segment boundaries on the STFT hop grid, so frames line up with a whole-input analysis.
     const snap = (s: number) => Math.max(hop, Math.round((s * input.sampleRate) / hop) * hop);
     const margin = snap(this.opts.marginSeconds ?? 1);

@@ -1,18 +1,26 @@
 /**
  * Supervised NMF with fixed timbre templates (Smaragdis & Brown 2003; Benetos et al.): one harmonic template
- * per semitone per instrument class, shaped by a spectral-envelope prior (partial amplitudes, inharmonicity,
- * pitch stability, register). Only activations are estimated (KL multiplicative updates, per frame), then each
- * class's share of the model spectrum is its Wiener-like mask. The priors are hand-set from acoustics
- * literature, NOT fitted to any soundfont, so the FluidR3-rendered benchmark songs do not score their own
- * templates. Templates are sparse (a few bins per partial), which keeps a 380-template update cheap.
+ * per semitone per instrument class. Only activations are estimated (KL multiplicative updates, per frame),
+ * then each class's share of the model spectrum is its Wiener-like mask. Templates are sparse (a few bins per
+ * partial), which keeps a 380-template update cheap.
+ *
+ * Where the partial amplitudes and inharmonicity come from (`TemplateSource`):
+ * - 'soundfont': measured per class and octave on the FluidR3 GM soundfont by scripts/derive-nmf-templates.ts
+ *   (table in nmf-templates.generated.ts). The FluidR3-rendered benchmark songs therefore score templates of
+ *   their own soundfont; bench/results/separation.md compares both sources on real recordings too.
+ * - 'handset': spectral-envelope priors set by hand from acoustics literature, fitted to no soundfont.
+ * Register ranges and lobe widths (vibrato, chorus) are the hand-set ones in both: static samples carry neither.
  */
+import { SOUNDFONT_TEMPLATES, type DerivedRegister } from './nmf-templates.generated.js';
+
 export const NMF_CLASSES = ['piano', 'guitar', 'strings', 'wind', 'synthesizer', 'bass', 'vocals', 'noise'] as const;
 export type NmfClass = (typeof NMF_CLASSES)[number];
 
 interface ClassPrior {
   midi: [number, number];
   partials: number;
-  amp(h: number, f: number): number;
+  /** Amplitude of partial h at frequency f of the note `midi`. */
+  amp(h: number, f: number, midi: number): number;
   /** Relative lobe width: vibrato/chorus broaden partials. */
   relWidth: number;
   /** Inharmonicity coefficient B of f_h = h f0 sqrt(1 + B h^2) (stiff strings). */
@@ -42,6 +50,39 @@ function priors(): Record<Exclude<NmfClass, 'noise'>, ClassPrior> {
   };
 }
 
+export type TemplateSource = 'soundfont' | 'handset';
+/** Chosen by bench/separation.ts on the real recordings of the corpus (see bench/results/separation.md). */
+export const DEFAULT_TEMPLATE_SOURCE: TemplateSource = 'soundfont';
+
+/**
+ * Partial amplitude and B at a fractional MIDI note from the derived per-octave rows: linear between octave
+ * centres, clamped at the outermost rows, so templates change smoothly from one semitone to the next.
+ */
+function derivedAt(rows: readonly DerivedRegister[], midi: number): { amp(h: number): number; B: number } {
+  const centre = (r: DerivedRegister) => r.lo + 5.5;
+  let i = rows.findIndex((r) => centre(r) > midi);
+  if (i < 0) i = rows.length;
+  const a = rows[Math.max(0, i - 1)]!;
+  const b = rows[Math.min(rows.length - 1, i)]!;
+  const w = a === b ? 0 : (midi - centre(a)) / (centre(b) - centre(a));
+  const mix = (x: number, y: number) => x * (1 - w) + y * w;
+  return { amp: (h) => mix(a.partials[h - 1] ?? 0, b.partials[h - 1] ?? 0), B: mix(a.inharmonicity, b.inharmonicity) };
+}
+
+/** Hand-set priors with amplitudes and B replaced by the soundfont measurements where a class has them. */
+function soundfontPriors(): Record<Exclude<NmfClass, 'noise'>, ClassPrior> {
+  const hand = priors();
+  const out = { ...hand };
+  for (const name of Object.keys(hand) as Array<keyof typeof hand>) {
+    const rows = SOUNDFONT_TEMPLATES[name];
+    if (!rows?.length) continue;
+    const p = hand[name];
+    const partials = Math.max(...rows.map((r) => r.partials.length));
+    out[name] = { ...p, partials, amp: (h, _f, m) => derivedAt(rows, m).amp(h), inharmonicity: (m) => derivedAt(rows, m).B };
+  }
+  return out;
+}
+
 export interface TemplateBank {
   bins: number;
   classOf: Uint8Array;
@@ -51,7 +92,7 @@ export interface TemplateBank {
   colSum: Float64Array;
 }
 
-export function buildTemplates(sampleRate: number, nFft: number): TemplateBank {
+export function buildTemplates(sampleRate: number, nFft: number, source: TemplateSource = DEFAULT_TEMPLATE_SOURCE): TemplateBank {
   const bins = (nFft >> 1) + 1;
   const binHz = sampleRate / nFft;
   const maxHz = Math.min(11000, sampleRate / 2 - binHz);
@@ -73,7 +114,7 @@ export function buildTemplates(sampleRate: number, nFft: number): TemplateBank {
     cls.push(c);
     offsets.push(index.length);
   };
-  const table = priors();
+  const table = source === 'soundfont' ? soundfontPriors() : priors();
   NMF_CLASSES.forEach((name, c) => {
     if (name === 'noise') {
       // Broadband templates (log-spaced bands) absorb drums, breath and anything unpitched.
@@ -95,7 +136,8 @@ export function buildTemplates(sampleRate: number, nFft: number): TemplateBank {
       for (let h = 1; h <= p.partials; h++) {
         const fh = h * f0 * Math.sqrt(1 + B * h * h);
         if (fh > maxHz) break;
-        const a = p.amp(h, fh);
+        const a = p.amp(h, fh, m);
+        if (!(a > 0)) continue;
         const center = fh / binHz;
         // Window main lobe (Hann: ~2 bins) or the instrument's own spread, whichever is wider.
         const sigma = Math.max(0.9, (fh * p.relWidth) / binHz);
