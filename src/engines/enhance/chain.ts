@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import type { AudioData } from '../../media/audio.js';
-import type { AudioStage, AnalysisPass } from './stage.js';
+import { FrameLevels, type AudioStage, type AnalysisPass } from './stage.js';
 import { chooseDenoiser, createDenoiser, createVad, type DenoiserPreference } from './engine-choice.js';
 import { pickVocalEngine, SeparationStage } from './separate.js';
 import type { SeparationEngine } from '../separation/engine.js';
@@ -190,28 +190,16 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
 /** Frame-energy statistics for autoid (bounded memory: a histogram of 50 ms frame levels). */
 export class EnergyStats implements AnalysisPass<{ snrDb: number; silenceRatio: number }> {
   private readonly hist = new Float64Array(200); // -120 .. +0 dB in 0.6 dB bins
-  private acc = 0;
-  private n = 0;
-  private readonly frame: number;
+  private readonly frames: FrameLevels;
 
   constructor(sampleRate: number) {
-    this.frame = Math.round(sampleRate * 0.05);
+    this.frames = new FrameLevels(sampleRate, 0.05, (db) => {
+      this.hist[Math.max(0, Math.min(199, Math.floor((db + 120) / 0.6)))]! += 1;
+    });
   }
 
   push(block: AudioData): void {
-    const chs = block.channels;
-    const len = chs[0]?.length ?? 0;
-    for (let i = 0; i < len; i++) {
-      let s = 0;
-      for (const ch of chs) s += ch[i]! * ch[i]!;
-      this.acc += s / chs.length;
-      if (++this.n === this.frame) {
-        const db = 10 * Math.log10(this.acc / this.n + 1e-12);
-        this.hist[Math.max(0, Math.min(199, Math.floor((db + 120) / 0.6)))]! += 1;
-        this.acc = 0;
-        this.n = 0;
-      }
-    }
+    this.frames.push(block);
   }
 
   private percentile(p: number): number {

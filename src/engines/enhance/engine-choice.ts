@@ -1,7 +1,7 @@
 import type { AudioData } from '../../media/audio.js';
 import { RnnoiseStage, SpectralGateStage } from './denoise.js';
 import { OnnxDenoiseStage, onnxDenoiserAvailable } from './onnx-denoise.js';
-import type { AnalysisPass, AudioStage } from './stage.js';
+import { FrameLevels, type AnalysisPass, type AudioStage } from './stage.js';
 import { SileroVad, sileroModelPath, WebRtcVad, type FrameVad } from './vad.js';
 
 /**
@@ -68,32 +68,20 @@ export async function createVad(modelsDir: string): Promise<{ vad: FrameVad; eng
  * a histogram of decay rates.
  */
 export class DecayStats implements AnalysisPass<number | null> {
-  private readonly frame: number;
-  private acc = 0;
-  private n = 0;
+  private readonly frames: FrameLevels;
   private readonly levels = new Float64Array(8); // last 8 frame levels, dB (ring)
   private count = 0;
   private readonly hist = new Float64Array(200); // decay rates 0..1000 dB/s in 5 dB/s bins
 
   constructor(sampleRate: number) {
-    this.frame = Math.round(sampleRate * 0.02);
+    this.frames = new FrameLevels(sampleRate, 0.02, (db) => this.endFrame(db));
   }
 
   push(block: AudioData): void {
-    const chs = block.channels;
-    const len = chs[0]?.length ?? 0;
-    for (let i = 0; i < len; i++) {
-      let s = 0;
-      for (const ch of chs) s += ch[i]! * ch[i]!;
-      this.acc += s / chs.length;
-      if (++this.n === this.frame) this.endFrame();
-    }
+    this.frames.push(block);
   }
 
-  private endFrame(): void {
-    const db = 10 * Math.log10(this.acc / this.n + 1e-12);
-    this.acc = 0;
-    this.n = 0;
+  private endFrame(db: number): void {
     const L = this.levels;
     L[this.count & 7] = db;
     this.count++;

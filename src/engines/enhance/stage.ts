@@ -205,3 +205,30 @@ export class LatencyTrim {
     return channels.map((c) => c.subarray(from, to));
   }
 }
+
+/** Mean power of consecutive fixed-length frames (channels averaged), in dB, handed to `onFrame`. */
+export class FrameLevels {
+  private readonly frame: number;
+  private acc = 0;
+  private n = 0;
+
+  constructor(sampleRate: number, frameSeconds: number, private readonly onFrame: (db: number) => void) {
+    this.frame = Math.round(sampleRate * frameSeconds);
+  }
+
+  push(block: AudioData): void {
+    const chs = block.channels;
+    const len = chs[0]?.length ?? 0;
+    for (let i = 0; i < len; i++) {
+      let s = 0;
+      for (const ch of chs) s += ch[i]! * ch[i]!;
+      this.acc += s / chs.length;
+      if (++this.n === this.frame) {
+        const db = 10 * Math.log10(this.acc / this.n + 1e-12);
+        this.acc = 0;
+        this.n = 0;
+        this.onFrame(db);
+      }
+    }
+  }
+}
