@@ -1,0 +1,15 @@
+/**
+ * Writes stand-in separation models with the real models' exact signatures (a constant gain in place of
+ * the network) into a folder, so the neural engines' own pipeline (resampling, STFT/iSTFT, segment
+ * overlap-add, encoders) can be timed where no weights can be downloaded. Figures taken with them are the
+ * engine's overhead around the network, never the network's cost.
+ *   node --import tsx bench/standin-models.ts /tmp/standin-models
+ */
+import { join } from 'node:path';
+import { buildTinyDemucsModel, buildTinyMdxModel, writeModel } from '../test/fixtures/separation-models.js';
+
+const dir = process.argv[2] ?? '/tmp/standin-models';
+await writeModel(join(dir, 'Kim_Vocal_2/Kim_Vocal_2.onnx'), buildTinyMdxModel(3072, 256, 0.5));
+// demucs: 343980-sample segments; the spectrogram branch is 2048 bins x 336 frames (n_fft 4096, hop 1024).
+await writeModel(join(dir, 'htdemucs/htdemucs.onnx'), buildTinyDemucsModel({ segment: 343980, bins: 2048, frames: 336, timeGain: [0.1, 0.1, 0.1, 0.1], freqGain: [0.15, 0.15, 0.15, 0.15] }));
+console.log(dir);
