@@ -202,6 +202,16 @@ async function templateComparison(fft: FftProvider, scores: Scores): Promise<str
   return rows;
 }
 
+/** Wins and mean change (soundfont minus hand-set) over the real rows, SDR and SI-SDR. */
+export function templateVerdict(rows: string[]): string {
+  const real = rows.map((r) => r.split('|').map((c) => c.trim())).filter((c) => c[2] === 'real').map((c) => c.slice(5, 9).map(Number));
+  const stat = (a: number, b: number) => {
+    const d = real.map((v) => v[b]! - v[a]!);
+    return `soundfont better on ${d.filter((x) => x > 0).length} of ${d.length} rows, mean ${(d.reduce((x, y) => x + y, 0) / d.length).toFixed(2)} dB`;
+  };
+  return `Real rows: SDR ${stat(0, 1)}; SI-SDR ${stat(2, 3)}.`;
+}
+
 function templateSection(rows: string[]): string[] {
   return [
     '## NMF templates: hand-set priors vs soundfont-derived',
@@ -215,6 +225,8 @@ function templateSection(rows: string[]): string[] {
     '| track | source | model | stem | SDR hand-set | SDR soundfont | SI-SDR hand-set | SI-SDR soundfont |',
     '|---|---|---|---|---|---|---|---|',
     ...rows,
+    '',
+    templateVerdict(rows),
     '',
   ];
 }
