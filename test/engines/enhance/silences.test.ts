@@ -17,7 +17,7 @@ function overlap(cuts: Array<[number, number]>, segs: Array<[number, number, str
   return o;
 }
 
-describe.skipIf(!existsSync(base))('long_silences', () => {
+describe.skipIf(!existsSync(base + 'pairs.json'))('long_silences', () => {
   const pairs = JSON.parse(readFileSync(base + 'pairs.json', 'utf8')) as Pair[];
   const cases: Array<[string, string, () => Promise<FrameVad>, number]> = [
     ['webrtc', 'long_silences/four_utterances_3-6-10s_gaps.wav', () => WebRtcVad.create(2), 16000],
