@@ -11,6 +11,7 @@ import { DisfluencyStage } from './fillers.js';
 import { VadTracker } from './vad.js';
 import { BiquadStage, CompressorStage, DeEsserStage, designAutoEq } from './eq.js';
 import type { LoudnessResult } from './loudness.js';
+import { MUSIC_PRESENT_SHARE } from './music-detect.js';
 
 /** The fourteen flags of the spec. */
 export type EnhanceFlag =
@@ -44,6 +45,8 @@ export interface InputStats {
   /** Share of 50 ms frames more than 35 dB under the loudest decile. */
   silenceRatio: number;
   spectrum: Float64Array;
+  /** Share of the pauses with music under them (music-detect.ts); absent when not analysed. */
+  musicShare?: number;
 }
 
 export interface EnhancePlan {
@@ -63,10 +66,17 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
   };
   if (flags.has('mouth_sounds')) want('declick', 'mouth_sounds');
   // keep_music wins over remove_background_audio for the music; ambience goes either way (denoiser on the voice).
-  const separation = flags.has('keep_music') ? 'keep_music' : flags.has('remove_background_audio') ? 'voice' : undefined;
+  let separation: EnhancePlan['separation'] = flags.has('keep_music') ? 'keep_music' : flags.has('remove_background_audio') ? 'voice' : undefined;
+  // autoid on a voice over a music bed: the denoiser would take the music for noise and destroy it
+  // (bench/results/enhance.md, keep_music (c)), so the voice is separated and cleaned alone, the music kept.
+  const autoMusic = flags.has('autoid') && !separation && stats?.musicShare !== undefined && stats.musicShare >= MUSIC_PRESENT_SHARE;
+  if (autoMusic) {
+    separation = 'keep_music';
+    want('separate', `autoid: music under the speech in ${(stats.musicShare! * 100).toFixed(0)}% of the pauses: speech cleaned alone, music kept`);
+  }
   if (separation === 'keep_music') {
     want('separate', 'keep_music: voice separated from the music bed, cleaned alone, music mixed back');
-    want('denoise', 'keep_music: noise removed from the separated voice only');
+    want('denoise', `${autoMusic ? 'autoid' : 'keep_music'}: noise removed from the separated voice only`);
   } else if (separation === 'voice') {
     want('separate', 'remove_background_audio: voice separated from music');
     want('denoise', 'remove_background_audio: ambience removed from the voice');

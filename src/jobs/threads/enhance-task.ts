@@ -7,6 +7,7 @@ import { DecayStats, type DenoiserPreference } from '../../engines/enhance/engin
 import { onnxDenoiserAvailable } from '../../engines/enhance/onnx-denoise.js';
 import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
+import { MusicDetector } from '../../engines/enhance/music-detect.js';
 import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
 
 export interface EnhanceThreadInput {
@@ -53,10 +54,12 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
     const meter = new LoudnessMeter(job.sampleRate, job.channels);
     const energy = new EnergyStats(job.sampleRate);
     const decay = new DecayStats(job.sampleRate);
-    await runAnalysis([spec, meter, energy, decay], source(), ctx);
+    // Music presence only steers autoid (keep_music semantics), so only autoid pays for its FFT.
+    const music = flags.has('autoid') ? new MusicDetector(job.sampleRate) : null;
+    await runAnalysis([spec, meter, energy, decay, ...(music ? [music] : [])], source(), ctx);
     t60 = decay.result();
     spectrum = spec.result();
-    stats = { loudness: meter.result(), ...energy.result(), spectrum };
+    stats = { loudness: meter.result(), ...energy.result(), spectrum, ...(music ? { musicShare: music.result().musicShare } : {}) };
     ctx.onProgress(0.1);
   }
   const plan = planEnhancement(flags, stats);
