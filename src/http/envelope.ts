@@ -26,10 +26,21 @@ function fieldPath(instancePath: string): string {
     .join('');
 }
 
-function validationMessage(err: FastifyError): string {
+/** The value at a validation error's path in what the client sent (undefined when absent). */
+function valueAt(body: unknown, instancePath: string): unknown {
+  let value = body;
+  for (const part of instancePath.split('/').filter(Boolean)) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+function validationMessage(err: FastifyError, body: unknown): string {
   if (hasZodFastifySchemaValidationErrors(err)) {
     const parts = err.validation.map((v) => {
-      const missing = /received undefined$/.test(v.message ?? '');
+      // Unions and enums report a missing field as "Invalid input"/"Invalid option": look at the body itself.
+      const missing = /received undefined$/.test(v.message ?? '') || (v.instancePath !== '' && /^Invalid (input|option)\b/.test(v.message ?? '') && valueAt(body, v.instancePath) === undefined);
       return `${fieldPath(v.instancePath) || 'body'}: ${missing ? 'required' : v.message}`;
     });
     return `Invalid parameters: ${parts.join('; ')}`;
@@ -47,7 +58,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.status(error.errorName === 'SERVICE_UNAVAILABLE' ? 503 : 200).send(refusal(error));
     }
     if (error.validation || hasZodFastifySchemaValidationErrors(error)) {
-      return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', validationMessage(error))));
+      return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', validationMessage(error, request.body))));
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
       return reply.status(200).send(refusal(new AppError('PAYLOAD_TOO_LARGE')));

@@ -43,7 +43,9 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   app.decorateRequest('caller', null);
   installErrorHandling(app);
 
-  // The spec sends JSON everywhere; a client that forgets the content type still means JSON.
+  // The spec sends JSON everywhere; a client that forgets the content type, or sends text/plain
+  // (fastify would hand the handler a string), still means JSON.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     app.getDefaultJsonParser('error', 'ignore')(request, body as string, done);
   });

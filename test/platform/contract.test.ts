@@ -124,6 +124,25 @@ describe('Soundry decisions for what the spec leaves open', () => {
     expect(res.json.message).toMatch(/body/);
   });
 
+  it('reads a JSON body sent as text/plain or without a content type', async () => {
+    const { key } = await app.newKey();
+    for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/octet-stream']) {
+      const res = await app.post(TTS_CREATE, JSON.stringify(ttsBody()), key, { 'content-type': type });
+      expect(res.json.code, type).toBe(100000);
+    }
+    const notJson = await app.post(TTS_CREATE, 'voice_id=1', key, { 'content-type': 'text/plain' });
+    expect(notJson.json).toEqual({ code: 100002, data: {}, message: 'Invalid parameters: body: not valid JSON' });
+  });
+
+  it('says "required" for every missing field, numbers and enums included', async () => {
+    const { key } = await app.newKey();
+    const res = await app.post(TTS_CREATE, {}, key);
+    expect(res.json.code).toBe(100002);
+    for (const field of ['voice_id', 'emotion', 'speed', 'language', 'text']) expect(res.json.message).toContain(`${field}: required`);
+    const sep = await app.post(`${API}/separation/task/create`, { inputurl: 'http://example.com/a.mp3' }, key);
+    expect(sep.json.message).toBe('Invalid parameters: model_type: required');
+  });
+
   it('100002 names a missing field and a wrongly typed one', async () => {
     const { key } = await app.newKey();
     const missing = await app.post(TTS_CREATE, { ...ttsBody(), text: undefined }, key);
