@@ -10,6 +10,7 @@ import type { Metrics } from '../services/metrics.js';
 import type { VoiceLibrary } from '../ports/voices.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { UrlSigner } from './signed-url.js';
+import { AppError } from '../domain/errors.js';
 import { InFlightRequests } from './auth-hooks.js';
 import { installErrorHandling } from './envelope.js';
 import { registerTaskRoutes } from './routes/tasks.js';
@@ -37,11 +38,26 @@ export interface HttpDeps {
 }
 
 export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 8 * 1024 * 1024, trustProxy: false });
+  // return503OnClosing off: fastify's own 503 body is not an envelope; the hook below answers instead.
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: 8 * 1024 * 1024,
+    trustProxy: false,
+    return503OnClosing: false,
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
   installErrorHandling(app);
+
+  // While draining (SIGTERM), requests still arriving on open connections get a 503 envelope (100503).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new AppError('SERVICE_UNAVAILABLE');
+  });
 
   // The spec sends JSON everywhere; a client that forgets the content type, or sends text/plain
   // (fastify would hand the handler a string), still means JSON.
