@@ -90,7 +90,8 @@ export async function buildContainer(config: Config, logger: Logger) {
     queue,
     kinds,
     taskTtlMs: config.TASK_TTL_SECONDS * 1000,
-    fileUrl: (key) => signer.sign(key),
+    fileUrl: (key, notAfterMs) =>
+      signer.sign(key, Math.max(1, Math.min(config.FILE_URL_TTL_SECONDS, Math.floor((notAfterMs - Date.now()) / 1000)))),
   });
   const health = {
     async check() {

@@ -11,18 +11,19 @@ export interface TaskServiceDeps {
   queue: JobQueue;
   kinds: ReadonlyMap<TaskKind, KindApi>;
   taskTtlMs: number;
-  fileUrl: (key: string) => string;
+  /** Signs a result URL; `notAfterMs` caps its expiry (the task's own expiry). */
+  fileUrl: (key: string, notAfterMs: number) => string;
   now?: () => number;
 }
 
 /** Create and query use cases shared by all five task kinds. */
 export class TaskService {
   private readonly now: () => number;
-  private readonly tools: PresentTools;
+  private readonly position: PresentTools['position'];
 
   constructor(private readonly deps: TaskServiceDeps) {
     this.now = deps.now ?? Date.now;
-    this.tools = { fileUrl: deps.fileUrl, position: (id) => deps.queue.position(id) };
+    this.position = (id) => deps.queue.position(id);
   }
 
   isAvailable(kind: TaskKind): boolean {
@@ -70,6 +71,7 @@ export class TaskService {
     }
     const api = this.deps.kinds.get(kind);
     if (!api) throw new AppError('TASK_NOT_FOUND');
-    return api.present(task, this.tools);
+    // Links die with the task: the reaper runs every few minutes, a link must not outlive the TTL meanwhile.
+    return api.present(task, { fileUrl: (key) => this.deps.fileUrl(key, task.expiresAt), position: this.position });
   }
 }

@@ -60,4 +60,22 @@ describe('retention', () => {
     expect((await fetch(done.data.output)).status).toBe(404);
     expect((await fetch(uploaded.data.url)).status).toBe(404);
   });
+
+  it('a result link expires with its task, before the reaper has removed the file', async () => {
+    const { key } = await app.newKey();
+    const voice = (await app.get(`${API}/tts/voices?language=en`, key)).json.data.records[0];
+    const created = await app.post(`${API}/tts/task/create`, { voice_id: voice.id, emotion: 0, speed: 1, language: 'en', text: 'Expires soon.' }, key);
+    const id = created.json.data.job_id;
+    await app.waitTask(`${API}/tts/task/get`, 'global_id', id, key);
+    // The task has 3 s left: the link handed out now must not be valid for FILE_URL_TTL_SECONDS (1 day).
+    const expiresAt = Date.now() + 3000;
+    await app.container.db.updateTable('tasks').set({ expires_at: expiresAt }).where('id', '=', id).execute();
+    const q = await app.post(`${API}/tts/task/get`, { global_id: id }, key);
+    const exp = Number(new URL(q.json.data.output).searchParams.get('exp'));
+    expect(exp * 1000).toBeLessThanOrEqual(expiresAt);
+    expect((await fetch(q.json.data.output)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 3200));
+    expect((await app.post(`${API}/tts/task/get`, { global_id: id }, key)).json.code).toBe(101008);
+    expect((await fetch(q.json.data.output)).status).toBe(403);
+  });
 });
