@@ -1,6 +1,7 @@
 import type { AudioData } from '../../media/audio.js';
 import type { AgeGroup, EngineContext, EngineVoice, Gender, TtsEngine, TtsRequest } from '../../ports/engines.js';
 import { SonicStretcher } from './sonic.js';
+import { splitScriptRuns } from './script-runs.js';
 import { splitText } from './text.js';
 
 /** The part of the Emscripten build we use (see the package's espeak-ng.js). */
@@ -170,11 +171,34 @@ export class EspeakEngine implements TtsEngine {
       volume: Math.max(0, Math.min(200, Math.round(100 * prosody.energy))),
     };
     const rate = Math.max(0.1, prosody.rate);
-    let samples = this.render(worker, request.voice.engineVoice, text, { ...params, wpm: wpmForSpeed(rate) });
+    // Foreign-script runs are read by the language owning the script, in the same variant (same speaker).
+    const [base, variant] = request.voice.engineVoice.split('+');
+    const parts: Float32Array[] = [];
+    for (const run of splitScriptRuns(text, request.voice.language)) {
+      const voice = run.espeak && run.espeak !== base ? `${run.espeak}${variant ? `+${variant}` : ''}` : request.voice.engineVoice;
+      parts.push(await this.renderAtRate(worker, voice, run.text, params, rate));
+    }
+    const samples = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+    let offset = 0;
+    for (const p of parts) {
+      samples.set(p, offset);
+      offset += p.length;
+    }
+    return { sampleRate: SAMPLE_RATE, channels: [samples] };
+  }
+
+  private async renderAtRate(
+    worker: EspeakWorker,
+    voice: string,
+    text: string,
+    params: { pitch: number; range: number; volume: number },
+    rate: number,
+  ): Promise<Float32Array> {
+    let samples = this.render(worker, voice, text, { ...params, wpm: wpmForSpeed(rate) });
     if (Math.abs(rate - 1) > 0.02) {
       // Measure what espeak did against the same text at its default rate and correct the remainder
       // with a pitch-preserving stretch (close to 1 inside espeak's range, so artifacts stay negligible).
-      const reference = this.render(worker, request.voice.engineVoice, text, { ...params, wpm: DEFAULT_WPM });
+      const reference = this.render(worker, voice, text, { ...params, wpm: DEFAULT_WPM });
       const wanted = speechSeconds(reference, SAMPLE_RATE) / rate;
       const got = speechSeconds(samples, SAMPLE_RATE);
       if (wanted > 0 && got > 0) {
@@ -182,7 +206,7 @@ export class EspeakEngine implements TtsEngine {
         if (Math.abs(residual - 1) > 0.03) samples = await this.sonic.stretch(samples, SAMPLE_RATE, residual);
       }
     }
-    return { sampleRate: SAMPLE_RATE, channels: [samples] };
+    return samples;
   }
 
   private render(

@@ -3,6 +3,7 @@ import type { AudioData } from '../../media/audio.js';
 import type { EngineContext, EngineVoice, Prosody, TtsEngine } from '../../ports/engines.js';
 import { chooseAutoEmotion, emotionName, prosodyFor } from './emotions.js';
 import { JapaneseReader } from './japanese.js';
+import { splitScriptRuns } from './script-runs.js';
 import { SonicStretcher } from './sonic.js';
 import { splitText } from './text.js';
 
@@ -44,6 +45,7 @@ export async function synthesizeText(
   const prosody = prosodyFor(emotionName(emotionId) ?? 'auto', speed);
   let text = input.text;
   if (input.language === 'ja') text = await (opts.japanese ?? new JapaneseReader()).toKana(text);
+  else if (JAPANESE_KANA.test(text)) text = await japaneseRunsToKana(text, input.language, opts.japanese ?? new JapaneseReader());
   const chunks = splitText(text, input.language);
   if (chunks.length === 0) throw new TaskFailure('nothing to say: the text has no letters or digits');
 
@@ -73,6 +75,15 @@ export async function synthesizeText(
   const joined = concat(pieces);
   applyLoudness(joined, prosody.energy);
   return { sampleRate, channels: [joined] };
+}
+
+const JAPANESE_KANA = /[\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/** Japanese inside another language's text: its kanji become kana too, so espeak's ja voice can read the run. */
+async function japaneseRunsToKana(text: string, language: string, reader: JapaneseReader): Promise<string> {
+  let out = '';
+  for (const run of splitScriptRuns(text, language)) out += run.espeak === 'ja' ? await reader.toKana(run.text) : run.text;
+  return out;
 }
 
 function toMono(audio: AudioData): Float32Array {
