@@ -156,6 +156,10 @@ describe('Soundry decisions for what the spec leaves open', () => {
     const unknownVoice = await app.post(TTS_CREATE, ttsBody({ voice_id: 999999 }), key);
     expect(unknownVoice.json.code).toBe(100002);
     expect(unknownVoice.json.message).toMatch(/voice_id/);
+    const flite = (await app.get(`${API}/tts/voices?language=en`, key)).json.data.records.find((v: { name: string }) => v.name.startsWith('flite:'));
+    const cyrillic = await app.post(TTS_CREATE, ttsBody({ voice_id: flite.id, text: 'Привет, мир' }), key);
+    expect(cyrillic.json).toMatchObject({ code: 100002, data: {} });
+    expect(cyrillic.json.message).toMatch(/text: .*Latin script only/);
     const lang = await app.post(TTS_CREATE, ttsBody({ language: 'de' }), key);
     expect(lang.json.message).toMatch(/language/);
   });

@@ -56,6 +56,10 @@ export class TtsKindApi implements KindApi<TtsCreateBody> {
         `Invalid parameters: language: voice ${voice.id} speaks ${voice.language}, not ${body.language}`,
       );
     }
+    // Flite's voices know English spelling only: other scripts come out as a blip, a paid result saying nothing.
+    if (voice.name.startsWith('flite:') && !/[\p{Script=Latin}\p{N}]/u.test(body.text)) {
+      throw new AppError('INVALID_PARAMETERS', `Invalid parameters: text: voice ${voice.id} reads Latin script only; choose an espeak voice of the text's language`);
+    }
     const emotionName = EMOTION_NAMES[body.emotion] ?? 'auto';
     if (!voice.emotion.includes(emotionName)) {
       throw new AppError('INVALID_PARAMETERS', `Invalid parameters: emotion: voice ${voice.id} does not support ${emotionName}`);
