@@ -4,7 +4,10 @@ import { z } from 'zod';
  * Request bodies of the spec's operations. Numbers sent as numeric strings are accepted (some
  * clients stringify everything); anything else of the wrong type is refused with 100002.
  */
-const num = () => z.union([z.number(), z.string().trim().regex(/^-?\d+(\.\d+)?$/).transform(Number)]);
+const num = () =>
+  z.union([z.number(), z.string().trim().regex(/^-?\d+(\.\d+)?$/).transform(Number)], {
+    error: 'Invalid input: expected a number (or a numeric string such as "1.5")',
+  });
 const int = () => num().pipe(z.number().int());
 
 export const TTS_LANGUAGES = ['zh', 'en', 'ar', 'ru', 'es', 'fr', 'pt', 'de', 'ko', 'ja', 'zh_yue'] as const;
