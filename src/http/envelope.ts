@@ -64,6 +64,11 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.status(200).send(refusal(new AppError('PAYLOAD_TOO_LARGE')));
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      const aboutBody = error instanceof SyntaxError || (error.code ?? '').startsWith('FST_ERR_CTP_');
+      if (!aboutBody && (error.statusCode === 403 || error.statusCode === 404)) {
+        // A plugin's refusal (the docs' static files refuse "../"): an unknown path, not a body problem.
+        return reply.status(404).send(refusal(new AppError('NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?')[0]}`)));
+      }
       // Malformed JSON, empty body, bad content type: all the one validation code.
       const detail = error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY'
         ? 'body: not valid JSON'

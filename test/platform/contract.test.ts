@@ -189,6 +189,23 @@ describe('Soundry decisions for what the spec leaves open', () => {
     expect(podcast.json.message).toMatch(/text: required when source_type is 4/);
   });
 
+  it('a traversal attempt under /docs answers the 404 envelope, not a body error', async () => {
+    const { request } = await import('node:http');
+    const url = new URL(app.baseUrl);
+    const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: '/docs/static/../../../etc/passwd' }, (r) => {
+        let body = '';
+        r.on('data', (d) => (body += d));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(res.status).toBe(404);
+    expect(JSON.parse(res.body)).toMatchObject({ code: 100404, data: {} });
+    expect(res.body).not.toContain('root:');
+  });
+
   it('404 with an envelope for unknown paths', async () => {
     const res = await app.post('/audio/api/v1/api-keys/nope', {});
     expect(res.status).toBe(404);
