@@ -49,6 +49,8 @@ export function normalizeText(text: string): string {
     .normalize('NFKC')
     .replace(/\r\n?/g, '\n')
     .replace(/[\u2028\u2029]/g, '\n')
+    // Nobody says "h t t p s colon slash slash w w w dot": a link is read from its host on.
+    .replace(/\bhttps?:\/\/(?:www\.)?/giu, '')
     .replace(EMOJI, ' ')
     .replace(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u200B\u2060\uFEFF]/g, ' ')
     .replace(/[ \t\u00A0\u3000]+/g, ' ');

@@ -66,3 +66,11 @@ describe('voice ids', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 });
+
+describe('links', () => {
+  it('drops the scheme and www. of a link, keeping the host and path', async () => {
+    const { normalizeText } = await import('../../../src/engines/tts/text.js');
+    expect(normalizeText('See https://www.example.com/docs or HTTP://test.org.')).toBe('See example.com/docs or test.org.');
+    expect(normalizeText('the http protocol')).toBe('the http protocol');
+  });
+});
