@@ -3,7 +3,8 @@ import { AppError } from '../domain/errors.js';
 import type { Account, AccountStore, ApiKey } from '../ports/accounts.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 
-export type Operation = 'create' | 'query' | 'list';
+/** `login`: the podcast voice list, whose only codes are 100000 and 100001: the key is checked, nothing else. */
+export type Operation = 'create' | 'query' | 'list' | 'login';
 
 export interface Caller {
   key: ApiKey;
@@ -44,7 +45,7 @@ export class AuthService {
     }
     const { key, account } = found;
     const rateLimit = key.rateLimit ?? this.defaults.rateLimit;
-    if (!(await this.limiter.consume(key.id, rateLimit))) throw new AppError('RATE_LIMITED');
+    if (op !== 'login' && !(await this.limiter.consume(key.id, rateLimit))) throw new AppError('RATE_LIMITED');
     if (op === 'create') {
       if (!key.enabled) throw new AppError('KEY_NOT_ENABLED');
       if (account.status !== 'active') throw new AppError('ACCOUNT_SUSPENDED');

@@ -39,6 +39,14 @@ describe('envelope and error table', () => {
     const ok = await app.get(`${API}/podcast/voices`, key);
     expect(ok.json.code).toBe(100000);
     expect(ok.json.data.total).toBeGreaterThan(0);
+    // Its only codes are 100000 and 100001: a key at its rate limit still gets the list.
+    const slow = await app.newKey({ rateLimit: 1 });
+    const codes = [];
+    for (let i = 0; i < 4; i++) codes.push((await app.get(`${API}/podcast/voices?page_size=1`, slow.key)).json.code);
+    expect(codes).toEqual([100000, 100000, 100000, 100000]);
+    // The same key on the TTS list (rate-limited like every other operation): refused within the second.
+    const tts = await Promise.all([1, 2, 3].map(() => app.get(`${API}/tts/voices?page_size=1`, slow.key)));
+    expect(tts.map((r) => r.json.code)).toContain(101003);
   });
 
   it('100100 Insufficient credit balance with empty data', async () => {

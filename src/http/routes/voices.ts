@@ -36,7 +36,8 @@ export function registerVoiceRoutes(
     schema: { tags: ['Podcast'], summary: 'Podcast voice resources (100001 without a valid key)', querystring: VoiceListQuery, response: { 200: Envelope } },
     onRequest: async (request: FastifyRequest) => {
       try {
-        await deps.auth.authenticate(apiKeyOf(request), 'list');
+        // The spec gives this list only 100000 and 100001: no rate or concurrency refusal (it is static data).
+        await deps.auth.authenticate(apiKeyOf(request), 'login');
       } catch (err) {
         if (err instanceof AppError && err.errorName === 'INVALID_API_KEY') throw new AppError('NEED_LOGIN');
         throw err;
