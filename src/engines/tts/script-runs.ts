@@ -54,7 +54,8 @@ function scriptOf(ch: string): Script | 'letter' | 'neutral' {
 
 /** Which espeak language reads a run of `script` for a voice of `language`; null = the voice itself. */
 function readerFor(script: Script | 'letter', text: string, language: string): string | null {
-  if (script === 'letter') return null;
+  // espeak's Japanese voice spells Latin words letter by letter ("i p h o n e"); the others switch to English themselves.
+  if (script === 'letter') return language === 'ja' && /\p{Script=Latin}/u.test(text) ? 'en-us' : null;
   const native = NATIVE[language] ?? [];
   if (script === 'cjk') {
     // Kana makes it Japanese (kanji included); ideographs alone are Chinese, read as the voice's kind if it has one.

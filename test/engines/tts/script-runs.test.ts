@@ -28,6 +28,15 @@ describe('splitScriptRuns', () => {
     expect(splitScriptRuns('你好', 'zh_yue')).toEqual([{ text: '你好', espeak: null }]);
   });
 
+  it('hands Latin words in Japanese text to English (espeak ja spells them letter by letter)', () => {
+    expect(splitScriptRuns('きのうiPhoneをかいました。', 'ja')).toEqual([
+      { text: 'きのう', espeak: null },
+      { text: 'iPhone', espeak: 'en-us' },
+      { text: 'をかいました。', espeak: null },
+    ]);
+    expect(splitScriptRuns('Я купил iPhone.', 'ru')).toEqual([{ text: 'Я купил iPhone.', espeak: null }]);
+  });
+
   it('reads kana in a Chinese voice\'s text as Japanese, Cyrillic in a German one as Russian', () => {
     expect(splitScriptRuns('他说 ありがとう', 'zh').map((r) => r.espeak)).toEqual([null, 'ja']);
     // Kana joined to ideographs makes the whole run Japanese (okurigana: 読みます).
