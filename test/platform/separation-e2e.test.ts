@@ -101,4 +101,19 @@ describe('separation through the API with the built-in engine', () => {
     const notUrl = await app.post(`${API}/separation/task/create`, { model_type: 350, inputurl: 'file:///etc/passwd' }, poor.key);
     expect(notUrl.json.code).toBe(100002);
   }, 240_000);
+
+  it('bills and reports what a truncated MP3 decodes to, not the length its header claims', async () => {
+    // 90 s in the header (2 minutes), but only the first ~30% of the bytes arrive: ~27 s decode (1 minute).
+    const full = await makeFile('full.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=330:duration=90', '-ac', '2', '-b:a', '64k']);
+    const bytes = await readFile(full);
+    const cut = join(app.dataDir, 'cut.mp3');
+    await (await import('node:fs/promises')).writeFile(cut, bytes.subarray(0, Math.floor(bytes.length * 0.3)));
+    const who = await app.newKey({ credits: 10 });
+    const done = await separate({ model_type: 340, inputurl: await upload(cut) }, who.key);
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.duration).toBeGreaterThan(20);
+    expect(done.data.duration).toBeLessThan(35);
+    expect(done.data.credits).toBe(1);
+    expect((await app.container.accounts.getAccount(who.accountId))!.balance).toBe(9);
+  }, 240_000);
 });

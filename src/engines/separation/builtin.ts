@@ -24,6 +24,8 @@ export interface BuiltinOptions {
   fft?: FftProvider;
   /** Where the NMF timbre templates come from (default: DEFAULT_TEMPLATE_SOURCE in dsp/nmf.ts). */
   templates?: TemplateSource;
+  /** Add the guitar bases learned on real electric-guitar stems to the guitar class (default true). */
+  learnedGuitar?: boolean;
 }
 
 const INSTRUMENT_STEM: Record<number, NmfClass> = { 380: 'piano', 390: 'guitar', 491: 'strings', 492: 'wind', 493: 'synthesizer' };
@@ -47,6 +49,7 @@ class SegmentSeparator {
     readonly nFft: number,
     readonly hop: number,
     private readonly templates?: TemplateSource,
+    private readonly learnedGuitar = true,
   ) {
     this.fft = provider.create(nFft);
   }
@@ -106,7 +109,7 @@ class SegmentSeparator {
       }
       case 380: case 390: case 491: case 492: case 493: {
         const target = INSTRUMENT_STEM[modelType]!;
-        this.bank ??= buildTemplates(this.sampleRate, this.nFft, this.templates);
+        this.bank ??= buildTemplates(this.sampleRate, this.nFft, this.templates, this.learnedGuitar);
         const shares = classShares(harmMag, frames, this.bank, [target]);
         return [[STEMS_BY_MODEL_TYPE[modelType]![0]!, times(harm, shares[target]!)]];
       }
@@ -120,7 +123,7 @@ class SegmentSeparator {
         const out: Array<[string, Float32Array]> = [['drums', perc], ['bass', bass], ['vocals', voc]];
         if (modelType === 320) {
           for (let i = 0; i < n; i++) rest[i]! *= 1 - v[i]!;
-          this.bank ??= buildTemplates(this.sampleRate, this.nFft, this.templates);
+          this.bank ??= buildTemplates(this.sampleRate, this.nFft, this.templates, this.learnedGuitar);
           const shares = classShares(times(mag, rest), frames, this.bank, ['piano', 'guitar']);
           out.push(['piano', times(rest, shares.piano!)], ['guitar', times(rest, shares.guitar!)]);
         }
@@ -180,7 +183,7 @@ export class BuiltinSeparationEngine implements SeparationEngine {
     if (!this.supports(modelType)) throw new Error(`builtin separation does not support model_type ${modelType}`);
     const provider = this.opts.fft ?? (await loadFftProvider());
     const { nFft, hop } = stftSizeFor(input.sampleRate);
-    const sep = new SegmentSeparator(provider, input.sampleRate, nFft, hop, this.opts.templates);
+    const sep = new SegmentSeparator(provider, input.sampleRate, nFft, hop, this.opts.templates, this.opts.learnedGuitar ?? true);
     // Segment boundaries on the STFT hop grid, so frames line up with a whole-input analysis.
     const snap = (s: number) => Math.max(hop, Math.round((s * input.sampleRate) / hop) * hop);
     const margin = snap(this.opts.marginSeconds ?? 1);

@@ -62,12 +62,17 @@ export class SeparationHandler implements TaskHandler {
       totalFrames: Math.round(info.durationSeconds * info.sampleRate),
       format: p.format,
       ffmpeg: this.deps.media.ffmpeg,
+      // A second of slack over the header check: decoders and headers disagree by a few frames.
+      maxFrames: Math.ceil((this.deps.maxSeconds + 1) * info.sampleRate),
       ...plan,
     };
     const out = await this.deps.pool.run<SeparationThreadOutput>('separation', job, {
       signal: ctx.signal,
       onProgress: (f) => ctx.onProgress(0.05 + 0.85 * f),
     });
+    // Bill what was decoded, not what the header claims (a truncated MP3 keeps its full-length header).
+    const seconds = out.frames / info.sampleRate;
+    if (!(seconds > 0)) throw new TaskFailure('The input has no decodable audio');
     const stems: Record<string, string> = {};
     const zip = new yazl.ZipFile();
     for (const [name, file] of Object.entries(out.files)) {
@@ -86,13 +91,13 @@ export class SeparationHandler implements TaskHandler {
       fileType: info.hasVideo ? 'video' : 'audio',
       stems,
       zipKey,
-      durationSeconds: Math.round(info.durationSeconds * 1000) / 1000,
+      durationSeconds: Math.round(seconds * 1000) / 1000,
     };
     return {
       result: { ...result },
       engine: out.engine,
-      price: perMinuteCredits(info.durationSeconds, this.deps.creditsPerMinute),
-      audioSeconds: info.durationSeconds,
+      price: perMinuteCredits(seconds, this.deps.creditsPerMinute),
+      audioSeconds: seconds,
     };
   }
 }

@@ -3,6 +3,7 @@ import type { AudioData } from '../../media/audio.js';
 import { decodeStream, StreamEncoder } from '../../media/ffmpeg-stream.js';
 import { outputStems, type SeparationEngine, type SeparationRun } from '../../engines/separation/engine.js';
 import type { EngineContext } from '../../ports/engines.js';
+import { TaskFailure } from '../../domain/errors.js';
 
 export interface SeparationThreadInput {
   inputPath: string;
@@ -17,12 +18,16 @@ export interface SeparationThreadInput {
   mixes: Record<string, string[]>;
   /** Engine stems to write as files. */
   keep: string[];
+  /** Refuse once the decoder yields more than this many frames (a header can understate the length). */
+  maxFrames?: number;
 }
 
 export interface SeparationThreadOutput {
   engine: string;
   /** stem name -> file path */
   files: Record<string, string>;
+  /** Frames actually decoded and written: the billable length (a truncated file's header overstates it). */
+  frames: number;
 }
 
 const EXT = { mp3: 'mp3', wav: 'wav', flac: 'flac' } as const;
@@ -41,18 +46,31 @@ export async function runSeparation(engine: SeparationEngine, job: SeparationThr
     encoders.set(name, new StreamEncoder(files[name]!, { ffmpeg: job.ffmpeg, format: job.format, sampleRate: job.sampleRate, channels: job.channels, signal: ctx.signal }));
   }
   let run: void | SeparationRun;
+  let written = 0;
+  // Each pass over the input (a neural engine may make two) is checked against the limit on its own.
+  async function* limited(signal?: AbortSignal): AsyncGenerator<AudioData> {
+    let seen = 0;
+    for await (const block of decodeStream(job.inputPath, { ffmpeg: job.ffmpeg, sampleRate: job.sampleRate, channels: job.channels, blockFrames: job.sampleRate * 10, signal })) {
+      seen += block.channels[0]?.length ?? 0;
+      if (job.maxFrames !== undefined && seen > job.maxFrames) {
+        throw new TaskFailure(`The input is longer than the limit of ${Math.round(job.maxFrames / job.sampleRate)} s`);
+      }
+      yield block;
+    }
+  }
   try {
     run = await engine.separate(
       {
         sampleRate: job.sampleRate,
         channelCount: job.channels,
         totalFrames: job.totalFrames,
-        blocks: (signal) => decodeStream(job.inputPath, { ffmpeg: job.ffmpeg, sampleRate: job.sampleRate, channels: job.channels, blockFrames: job.sampleRate * 10, signal }),
+        blocks: limited,
       },
       job.modelType,
       ctx,
       {
         async write(_start, block) {
+          written += block[stems[0]!]?.channels[0]?.length ?? 0;
           for (const name of job.keep) await encoders.get(name)!.write(block[name]!);
           for (const [name, parts] of Object.entries(job.mixes)) {
             const first = block[parts[0] ?? stems[0]!]!;
@@ -71,5 +89,5 @@ export async function runSeparation(engine: SeparationEngine, job: SeparationThr
     for (const enc of encoders.values()) enc.abort();
     throw err;
   }
-  return { engine: run?.engine ?? engine.id, files };
+  return { engine: run?.engine ?? engine.id, files, frames: written };
 }

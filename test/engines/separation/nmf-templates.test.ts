@@ -3,6 +3,7 @@ import { loadFftProvider } from '../../../src/media/dsp/fft.js';
 import { stft } from '../../../src/media/dsp/stft.js';
 import { buildTemplates, classShares } from '../../../src/engines/separation/dsp/nmf.js';
 import { SOUNDFONT_TEMPLATES } from '../../../src/engines/separation/dsp/nmf-templates.generated.js';
+import { GUITAR_BASES, GUITAR_BASIS_BIN_HZ } from '../../../src/engines/separation/dsp/nmf-guitar.generated.js';
 import { GEN, parseSf2, regionLoops, regionRoot } from '../../../scripts/lib/sf2.js';
 import { fitPartials, powerSpectrum } from '../../../scripts/lib/partials.js';
 
@@ -108,5 +109,37 @@ describe('SF2 parser and derived NMF templates', () => {
       guitar += shares.guitar![i]! * mag[i]! ** 2;
     }
     expect(piano).toBeGreaterThan(guitar);
+  });
+
+  it('adds the bases learned on real guitar stems to the guitar class, and a spectrum shaped like one reads as guitar', () => {
+    const nFft = 2048;
+    const withLearned = buildTemplates(RATE, nFft, 'soundfont', true);
+    const without = buildTemplates(RATE, nFft, 'soundfont', false);
+    const guitarId = 1; // NMF_CLASSES order: piano, guitar, ...
+    const count = (b: typeof without) => b.classOf.filter((c) => c === guitarId).length;
+    expect(count(withLearned) - count(without)).toBe(GUITAR_BASES.length);
+    // Ten frames of a learned basis at this rate's bins (linear in frequency, as the bank resamples it).
+    const bins = nFft / 2 + 1;
+    const binHz = RATE / nFft;
+    const basis = GUITAR_BASES[0]!;
+    const frame = Float32Array.from({ length: bins }, (_, k) => {
+      const x = (k * binHz) / GUITAR_BASIS_BIN_HZ;
+      const i = Math.floor(x);
+      return i + 1 < basis.length ? basis[i]! + (basis[i + 1]! - basis[i]!) * (x - i) : 0;
+    });
+    const mag = new Float32Array(bins * 10);
+    for (let t = 0; t < 10; t++) mag.set(frame, t * bins);
+    const share = (bank: typeof without) => {
+      const g = classShares(mag, 10, bank, ['guitar']).guitar!;
+      let num = 0;
+      let den = 0;
+      for (let i = 0; i < mag.length; i++) {
+        num += g[i]! * mag[i]! ** 2;
+        den += mag[i]! ** 2;
+      }
+      return num / den;
+    };
+    expect(share(withLearned)).toBeGreaterThan(0.5);
+    expect(share(without)).toBeLessThan(share(withLearned));
   });
 });

@@ -12,6 +12,7 @@
  * Register ranges and lobe widths (vibrato, chorus) are the hand-set ones in both: static samples carry neither.
  */
 import { SOUNDFONT_TEMPLATES, type DerivedRegister } from './nmf-templates.generated.js';
+import { GUITAR_BASES, GUITAR_BASIS_BIN_HZ } from './nmf-guitar.generated.js';
 
 export const NMF_CLASSES = ['piano', 'guitar', 'strings', 'wind', 'synthesizer', 'bass', 'vocals', 'noise'] as const;
 export type NmfClass = (typeof NMF_CLASSES)[number];
@@ -92,7 +93,11 @@ export interface TemplateBank {
   colSum: Float64Array;
 }
 
-export function buildTemplates(sampleRate: number, nFft: number, source: TemplateSource = DEFAULT_TEMPLATE_SOURCE): TemplateBank {
+/**
+ * Builds the bank. `learnedGuitar` adds the bases learned on real electric-guitar stems
+ * (scripts/learn-guitar-templates.ts) to the guitar class, resampled to this STFT's bins by frequency.
+ */
+export function buildTemplates(sampleRate: number, nFft: number, source: TemplateSource = DEFAULT_TEMPLATE_SOURCE, learnedGuitar = true): TemplateBank {
   const bins = (nFft >> 1) + 1;
   const binHz = sampleRate / nFft;
   const maxHz = Math.min(11000, sampleRate / 2 - binHz);
@@ -127,6 +132,18 @@ export function buildTemplates(sampleRate: number, nFft: number, source: Templat
         push(c);
       }
       return;
+    }
+    if (name === 'guitar' && learnedGuitar) {
+      for (const basis of GUITAR_BASES) {
+        dense.fill(0);
+        for (let k = 0; k < bins && k * binHz <= maxHz; k++) {
+          const x = (k * binHz) / GUITAR_BASIS_BIN_HZ;
+          const i = Math.floor(x);
+          if (i + 1 >= basis.length) break;
+          dense[k] = basis[i]! + (basis[i + 1]! - basis[i]!) * (x - i);
+        }
+        push(c);
+      }
     }
     const p = table[name];
     for (let m = p.midi[0]; m <= p.midi[1]; m++) {
