@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import type { AudioData } from '../../media/audio.js';
 import { FrameLevels, type AudioStage, type AnalysisPass } from './stage.js';
 import { chooseDenoiser, createDenoiser, createVad, type DenoiserPreference } from './engine-choice.js';
+import { RnnoiseStage } from './denoise.js';
 import { pickVocalEngine, SeparationStage } from './separate.js';
 import type { SeparationEngine } from '../separation/engine.js';
 import { DereverbStage } from './dereverb.js';
@@ -89,7 +90,10 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
   if (flags.has('autoeq')) want('autoeq', 'autoeq');
   if (flags.has('normalize')) want('normalize', 'normalize');
   if (flags.has('studio_sound')) for (const s of ['declick', 'denoise', 'dereverb', 'autoeq', 'deesser', 'compressor', 'normalize'] as const) want(s, 'studio_sound');
-  if (flags.has('autoid') && stats) {
+  if (flags.has('autoid') && stats && !Number.isFinite(stats.loudness.integratedLufs)) {
+    // Digital silence or a signal under the -70 LUFS gate: no SNR, level or spectrum to act on.
+    reasons.autoid = 'autoid: the input is silent (below the -70 LUFS gate of BS.1770): nothing to enhance';
+  } else if (flags.has('autoid') && stats) {
     if (stats.snrDb < 30) want('denoise', `autoid: estimated SNR ${stats.snrDb.toFixed(0)} dB (< 30)`);
     if (stats.silenceRatio > 0.3) want('long_silences', `autoid: ${(stats.silenceRatio * 100).toFixed(0)}% of the input is silence`);
     want('autoeq', 'autoid: spectrum corrected toward the speech target (bounded to 6 dB)');
@@ -164,8 +168,12 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
       }
       case 'long_silences': {
         const { vad, engine } = await createVad(c.modelsDir);
-        stages.push(new LongSilenceStage(await VadTracker.create(vad, c.sampleRate), c.sampleRate, c.channels));
+        // WebRTC VAD hears noise as speech (at 5 dB SNR it found no pause at all on real recordings), so it
+        // listens to an RNNoise-cleaned copy; Silero is robust to noise on its own (bench/results/enhance.md).
+        const pre = engine === 'webrtc-vad' ? await RnnoiseStage.create(16000, 1) : null;
+        stages.push(new LongSilenceStage(await VadTracker.create(vad, c.sampleRate, pre), c.sampleRate, c.channels));
         engines.push(engine);
+        if (pre) notes.long_silences = 'WebRTC VAD on an RNNoise-cleaned copy (decisions only; the kept audio is not denoised by this stage)';
         break;
       }
       case 'autoeq': {
@@ -181,6 +189,8 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         stages.push(new CompressorStage(c.sampleRate));
         break;
       case 'normalize':
+        // The stage itself is added by the caller once the loudness is measured.
+        engines.push('r128-normalize');
         break;
     }
   }

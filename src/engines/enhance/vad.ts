@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { AudioData } from '../../media/audio.js';
 import { StreamResampler } from './resampler.js';
+import type { AudioStage } from './stage.js';
 
 /**
  * Voice activity per frame: WebRTC VAD (libfvad WASM, always available) or Silero VAD (ONNX, when the
@@ -95,10 +96,15 @@ export class VadTracker {
   private pending = new Float32Array(0);
   private frames = 0;
 
-  private constructor(readonly vad: FrameVad, readonly sampleRate: number, private readonly rs: StreamResampler) {}
+  private constructor(readonly vad: FrameVad, readonly sampleRate: number, private readonly rs: StreamResampler, private readonly pre: AudioStage | null) {}
 
-  static async create(vad: FrameVad, sampleRate: number): Promise<VadTracker> {
-    return new VadTracker(vad, sampleRate, await StreamResampler.create(1, sampleRate, 16000));
+  /**
+   * `pre`: an optional sample-aligned stage on the 16 kHz mono copy the VAD listens to (a denoiser:
+   * WebRTC VAD calls every frame of 5 dB SNR speech "speech", pauses included). Only the decisions
+   * see it; the audio the caller keeps is untouched.
+   */
+  static async create(vad: FrameVad, sampleRate: number, pre: AudioStage | null = null): Promise<VadTracker> {
+    return new VadTracker(vad, sampleRate, await StreamResampler.create(1, sampleRate, 16000), pre);
   }
 
   /** End (exclusive, in input frames) of decision number k (0-based). */
@@ -111,11 +117,19 @@ export class VadTracker {
     const mono = new Float32Array(n);
     const g = 1 / block.channels.length;
     for (const ch of block.channels) for (let i = 0; i < n; i++) mono[i] = mono[i]! + ch[i]! * g;
-    return this.decide(this.rs.process([mono])[0]!);
+    return this.decide(await this.through(this.rs.process([mono])[0]!));
   }
 
   async flush(): Promise<number[]> {
-    return this.decide(this.rs.flush()[0]!);
+    const out = await this.decide(await this.through(this.rs.flush()[0]!));
+    if (!this.pre) return out;
+    const tail = await this.pre.flush();
+    return [...out, ...(await this.decide(tail?.channels[0] ?? new Float32Array(0)))];
+  }
+
+  private async through(x16: Float32Array): Promise<Float32Array> {
+    if (!this.pre || x16.length === 0) return x16;
+    return (await this.pre.push({ sampleRate: 16000, channels: [x16] }))?.channels[0] ?? new Float32Array(0);
   }
 
   private async decide(x16: Float32Array): Promise<number[]> {
