@@ -9,7 +9,7 @@ import { DereverbStage } from './dereverb.js';
 import { DeclickStage } from './declick.js';
 import { LongSilenceStage } from './silences.js';
 import { DisfluencyStage } from './fillers.js';
-import { VadTracker } from './vad.js';
+import { VadTracker, WebRtcVad } from './vad.js';
 import { BiquadStage, CompressorStage, DeEsserStage, designAutoEq } from './eq.js';
 import type { LoudnessResult } from './loudness.js';
 import { MUSIC_PRESENT_SHARE } from './music-detect.js';
@@ -168,12 +168,13 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
       }
       case 'long_silences': {
         const { vad, engine } = await createVad(c.modelsDir);
-        // WebRTC VAD hears noise as speech (at 5 dB SNR it found no pause at all on real recordings), so it
-        // listens to an RNNoise-cleaned copy; Silero is robust to noise on its own (bench/results/enhance.md).
-        const pre = engine === 'webrtc-vad' ? await RnnoiseStage.create(16000, 1) : null;
-        stages.push(new LongSilenceStage(await VadTracker.create(vad, c.sampleRate, pre), c.sampleRate, c.channels));
+        // WebRTC VAD hears noise as speech (at 5 dB SNR it found no pause at all on real recordings), so a
+        // second one listens to an RNNoise-cleaned copy and a pause is wherever either hears none; Silero
+        // is robust to noise on its own (bench/results/enhance.md).
+        const second = engine === 'webrtc-vad' ? { stage: await RnnoiseStage.create(16000, 1), vad: await WebRtcVad.create() } : null;
+        stages.push(new LongSilenceStage(await VadTracker.create(vad, c.sampleRate, second), c.sampleRate, c.channels));
         engines.push(engine);
-        if (pre) notes.long_silences = 'WebRTC VAD on an RNNoise-cleaned copy (decisions only; the kept audio is not denoised by this stage)';
+        if (second) notes.long_silences = 'WebRTC VAD on the input and on an RNNoise-cleaned copy, speech where both hear it (the kept audio is not denoised by this stage)';
         break;
       }
       case 'autoeq': {
