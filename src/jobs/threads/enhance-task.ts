@@ -64,7 +64,7 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
     await runAnalysis([spec, meter, energy, decay, ...(music ? [music] : [])], source(), ctx);
     t60 = decay.result();
     spectrum = spec.result();
-    stats = { loudness: meter.result(), ...energy.result(), spectrum, ...(music ? { musicShare: music.result().musicShare } : {}) };
+    stats = { loudness: meter.result(), ...energy.result(), spectrum, t60, ...(music ? { musicShare: music.result().musicShare } : {}) };
     ctx.onProgress(0.1);
   }
   const plan = planEnhancement(flags, stats);
