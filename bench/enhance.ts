@@ -163,6 +163,11 @@ async function loudnessSection(): Promise<string> {
   return md + '\nWhen the limiter engages it removes peak energy that counted in the measurement; one extra pass runs the limited normalize at compensations of 0-9 dB side by side and interpolates the one that lands on -16 LUFS (loudness-aim.ts; the limiter column gives the compensation). Gains are capped at 45 dB (30 dB before, which left the -52.8 LUFS reverberant file 6.9 LU short).\n';
 }
 
+/** Only the long_silences table: `node --import tsx -e "import('./bench/enhance.ts').then(m=>m.benchEnhanceSilences()).then(console.log)"`. */
+export async function benchEnhanceSilences(): Promise<string> {
+  return silenceSection(JSON.parse(readFileSync(`${pairsDir}pairs.json`, 'utf8')) as Pair[]);
+}
+
 /** Only the loudness table: `node --import tsx -e "import('./bench/enhance.ts').then(m=>m.benchEnhanceLoudness()).then(console.log)"`. */
 export function benchEnhanceLoudness(): Promise<string> {
   return loudnessSection();
@@ -174,10 +179,14 @@ async function silenceSection(pairs: Pair[]): Promise<string> {
   for (const p of pairs.filter((q) => q.speech_segments_s)) {
     const a = await decodeAudio(pairsDir + p.file, { ffmpeg: tools.ffmpeg });
     const clean = (await decodeAudio(pairsDir + p.clean, { ffmpeg: tools.ffmpeg })).channels[0]!;
-    const vads: Array<[string, () => Promise<WebRtcVad | SileroVad>]> = [['webrtc mode 2', () => WebRtcVad.create(2)], ['webrtc mode 3', () => WebRtcVad.create(3)]];
+    const vads: Array<[string, () => Promise<WebRtcVad | SileroVad>, boolean?]> = [
+      ['webrtc mode 2', () => WebRtcVad.create(2)], ['webrtc mode 3', () => WebRtcVad.create(3)],
+      // What production runs without Silero: WebRTC on an RNNoise-cleaned copy (chain.ts).
+      ['webrtc mode 2 on input AND on rnnoise-cleaned copy (built-in default)', () => WebRtcVad.create(2), true],
+    ];
     if (silero) vads.push(['silero', () => SileroVad.create(silero)]);
-    for (const [vname, mk] of vads) {
-      const st = new LongSilenceStage(await VadTracker.create(await mk(), 16000), 16000, 1);
+    for (const [vname, mk, cleaned] of vads) {
+      const st = new LongSilenceStage(await VadTracker.create(await mk(), 16000, cleaned ? { stage: await RnnoiseStage.create(16000, 1), vad: await WebRtcVad.create(2) } : null), 16000, 1);
       const t0 = performance.now();
       await processWhole([st], a, 16000);
       const rtf = (performance.now() - t0) / 1000 / (clean.length / 16000);

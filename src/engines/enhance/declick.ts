@@ -31,7 +31,9 @@ export class DeclickStage implements AudioStage {
     this.p = opts.order ?? 16;
     this.thr = opts.threshold ?? 9;
     this.maxLen = Math.max(2, Math.round(((opts.maxClickMs ?? 2) / 1000) * sampleRate));
-    this.frame = Math.round(0.02 * sampleRate);
+    // Even, so the analysis window (frame centred, s - frame / 2) starts on a whole sample: an odd frame
+    // (441 at 22.05 kHz) indexed x[fractional], every LPC fit failed and no click was ever repaired.
+    this.frame = 2 * Math.round(0.01 * sampleRate);
     this.chunk = this.frame * 20;
     this.margin = this.frame * 2;
     this.fifos = new SampleFifo(channelCount);

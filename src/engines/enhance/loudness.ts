@@ -126,6 +126,8 @@ export class LoudnessMeter implements AnalysisPass<LoudnessResult> {
   private truePeak = 0;
   private samplePeak = 0;
   private frames = 0;
+  /** K-weighted energy of the whole input, for clips shorter than one gating block. */
+  private totalPower = 0;
 
   constructor(readonly sampleRate: number, readonly channelCount: number, private readonly measurePeak = true) {
     this.filters = kWeighting(sampleRate);
@@ -156,6 +158,7 @@ export class LoudnessMeter implements AnalysisPass<LoudnessResult> {
     }
     this.frames += n;
     for (let i = 0; i < n; i++) {
+      this.totalPower += acc[i]!;
       this.subSum += acc[i]!;
       if (++this.subFill === this.subLen) this.endSubBlock();
     }
@@ -202,6 +205,11 @@ export class LoudnessMeter implements AnalysisPass<LoudnessResult> {
       let c2 = 0, p2 = 0;
       for (let b = from; b < HIST_BINS; b++) { c2 += this.histCount[b]!; p2 += this.histPower[b]!; }
       if (c2 > 0) integrated = -0.691 + 10 * Math.log10(p2 / c2);
+    } else if (this.subCount < 4 && this.frames > 0) {
+      // Shorter than one 400 ms gating block (BS.1770 gives no value; ffmpeg prints -70): the whole clip
+      // is taken as the one block, absolute gate included, so a 0.3 s clip is still normalized.
+      const l = -0.691 + 10 * Math.log10(this.totalPower / this.frames);
+      if (l > HIST_MIN) integrated = l;
     }
     const db = (v: number) => (v > 0 ? 20 * Math.log10(v) : -Infinity);
     return {

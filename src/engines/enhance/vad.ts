@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { AudioData } from '../../media/audio.js';
 import { StreamResampler } from './resampler.js';
+import type { AudioStage } from './stage.js';
 
 /**
  * Voice activity per frame: WebRTC VAD (libfvad WASM, always available) or Silero VAD (ONNX, when the
@@ -91,14 +92,51 @@ export class SileroVad implements FrameVad {
  * Streams audio at any rate and channel count into a frame VAD: downmix, resample to 16 kHz, cut
  * frames. Each decision covers `frameSamples` at 16 kHz; `frameEnd(k)` maps it back to input frames.
  */
-export class VadTracker {
+/** Cuts a 16 kHz stream into a FrameVad's frames and keeps the remainder for the next call. */
+class FrameCutter {
   private pending = new Float32Array(0);
-  private frames = 0;
+  constructor(readonly vad: FrameVad) {}
 
-  private constructor(readonly vad: FrameVad, readonly sampleRate: number, private readonly rs: StreamResampler) {}
+  async decide(x16: Float32Array): Promise<number[]> {
+    const all = new Float32Array(this.pending.length + x16.length);
+    all.set(this.pending);
+    all.set(x16, this.pending.length);
+    const F = this.vad.frameSamples;
+    const out: number[] = [];
+    let o = 0;
+    for (; o + F <= all.length; o += F) out.push(await this.vad.frame(all.subarray(o, o + F)));
+    this.pending = all.slice(o);
+    return out;
+  }
+}
 
-  static async create(vad: FrameVad, sampleRate: number): Promise<VadTracker> {
-    return new VadTracker(vad, sampleRate, await StreamResampler.create(1, sampleRate, 16000));
+/** A second opinion: the same kind of VAD listening to a cleaned (sample-aligned) copy. */
+export interface CleanedVad {
+  stage: AudioStage;
+  vad: FrameVad;
+}
+
+export class VadTracker {
+  private readonly raw: FrameCutter;
+  private readonly cleaned: FrameCutter | null;
+  private rawQ: number[] = [];
+  private cleanQ: number[] = [];
+
+  private constructor(readonly vad: FrameVad, readonly sampleRate: number, private readonly rs: StreamResampler, private readonly second: CleanedVad | null) {
+    this.raw = new FrameCutter(vad);
+    this.cleaned = second ? new FrameCutter(second.vad) : null;
+  }
+
+  /**
+   * `second`: a frame is speech only when the VAD says so on the input AND on a denoised copy. WebRTC
+   * VAD calls every frame of 5 dB SNR speech "speech", pauses included, and on the cleaned copy finds
+   * pauses there; at 10 dB it finds more on the input (bench/results/enhance.md long_silences), so
+   * either one may reveal a pause. Only the decisions see the copy; the audio kept is untouched.
+   * Both VADs must have the same frame length.
+   */
+  static async create(vad: FrameVad, sampleRate: number, second: CleanedVad | null = null): Promise<VadTracker> {
+    if (second && second.vad.frameSamples !== vad.frameSamples) throw new Error('both VADs need the same frame length');
+    return new VadTracker(vad, sampleRate, await StreamResampler.create(1, sampleRate, 16000), second);
   }
 
   /** End (exclusive, in input frames) of decision number k (0-based). */
@@ -111,23 +149,33 @@ export class VadTracker {
     const mono = new Float32Array(n);
     const g = 1 / block.channels.length;
     for (const ch of block.channels) for (let i = 0; i < n; i++) mono[i] = mono[i]! + ch[i]! * g;
-    return this.decide(this.rs.process([mono])[0]!);
+    return this.step(this.rs.process([mono])[0]!, false);
   }
 
   async flush(): Promise<number[]> {
-    return this.decide(this.rs.flush()[0]!);
+    return this.step(this.rs.flush()[0]!, true);
   }
 
-  private async decide(x16: Float32Array): Promise<number[]> {
-    const all = new Float32Array(this.pending.length + x16.length);
-    all.set(this.pending);
-    all.set(x16, this.pending.length);
-    const F = this.vad.frameSamples;
+  private async step(x16: Float32Array, last: boolean): Promise<number[]> {
+    const rawD = await this.raw.decide(x16);
+    if (!this.second || !this.cleaned) return rawD;
+    this.rawQ.push(...rawD);
+    let y = x16.length ? ((await this.second.stage.push({ sampleRate: 16000, channels: [x16] }))?.channels[0] ?? new Float32Array(0)) : new Float32Array(0);
+    this.cleanQ.push(...(await this.cleaned.decide(y)));
+    if (last) {
+      y = (await this.second.stage.flush())?.channels[0] ?? new Float32Array(0);
+      this.cleanQ.push(...(await this.cleaned.decide(y)));
+    }
+    // The cleaned copy lags (the denoiser's latency); pair decisions frame by frame as they arrive.
+    const n = Math.min(this.rawQ.length, this.cleanQ.length);
     const out: number[] = [];
-    let o = 0;
-    for (; o + F <= all.length; o += F) out.push(await this.vad.frame(all.subarray(o, o + F)));
-    this.pending = all.slice(o);
-    this.frames += out.length;
+    for (let k = 0; k < n; k++) out.push(Math.min(this.rawQ[k]!, this.cleanQ[k]!));
+    this.rawQ = this.rawQ.slice(n);
+    this.cleanQ = this.cleanQ.slice(n);
+    if (last) {
+      out.push(...this.rawQ);
+      this.rawQ = [];
+    }
     return out;
   }
 }

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
 import { perMinuteCredits } from '../../domain/pricing.js';
+import type { PcmFormat } from '../../media/ffmpeg-stream.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
 import type { EnhanceParams, EnhanceResult } from '../../services/kinds/enhance.js';
@@ -11,13 +12,21 @@ import type { EnhanceThreadInput, EnhanceThreadOutput } from '../threads/enhance
 import type { DenoiserPreference } from '../../engines/enhance/engine-choice.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../handler.js';
 
-const LOSSLESS = new Set(['pcm_s16le', 'pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_s16be', 'pcm_s24be', 'flac', 'alac', 'wavpack']);
+// Every PCM variant (pcm_u8, pcm_s24be, pcm_f64le, pcm_alaw...) is the WAV/AIFF family; these are the other lossless codecs.
+const LOSSLESS = new Set(['flac', 'alac', 'wavpack', 'tta', 'ape', 'truehd', 'mlp']);
 const CONTENT_TYPES = { mp3: 'audio/mpeg', wav: 'audio/wav', flac: 'audio/flac' } as const;
 
 /** Output in the input's family: FLAC stays FLAC, other lossless becomes WAV, everything else MP3. */
 export function outputFormatFor(codec: string): 'mp3' | 'wav' | 'flac' {
   if (codec === 'flac') return 'flac';
-  return LOSSLESS.has(codec) ? 'wav' : 'mp3';
+  return codec.startsWith('pcm_') || LOSSLESS.has(codec) ? 'wav' : 'mp3';
+}
+
+/** WAV sample format that keeps the input's depth: 24/32-bit integer as 24-bit, float as float, the rest 16-bit. */
+export function wavDepthFor(codec: string): PcmFormat {
+  if (/^pcm_f(32|64)/.test(codec)) return 'f32';
+  if (/^pcm_s(24|32)/.test(codec)) return 's24';
+  return 's16';
 }
 
 export class EnhanceHandler implements TaskHandler {
@@ -55,6 +64,7 @@ export class EnhanceHandler implements TaskHandler {
       inputPath,
       outPath,
       format,
+      ...(format === 'wav' ? { pcm: wavDepthFor(info.codec) } : {}),
       sampleRate: info.sampleRate,
       channels: Math.min(2, Math.max(1, info.channels)),
       totalFrames: Math.round(info.durationSeconds * info.sampleRate),

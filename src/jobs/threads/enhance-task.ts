@@ -1,4 +1,4 @@
-import { decodeStream, StreamEncoder } from '../../media/ffmpeg-stream.js';
+import { decodeStream, StreamEncoder, type PcmFormat } from '../../media/ffmpeg-stream.js';
 import type { EngineContext } from '../../ports/engines.js';
 import { runAnalysis, runChain } from '../../engines/enhance/stage.js';
 import { LoudnessMeter } from '../../engines/enhance/loudness.js';
@@ -10,10 +10,15 @@ import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
 import { MusicDetector } from '../../engines/enhance/music-detect.js';
 import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
 
+/** True-peak ceiling before MP3 coding, so the decoded file stays at most -1 dBTP. */
+export const MP3_CEILING_DBTP = -1.6;
+
 export interface EnhanceThreadInput {
   inputPath: string;
   outPath: string;
   format: 'mp3' | 'wav' | 'flac';
+  /** WAV sample format (the input's depth); 16-bit when absent. */
+  pcm?: PcmFormat;
   sampleRate: number;
   channels: number;
   totalFrames: number;
@@ -59,7 +64,7 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
     await runAnalysis([spec, meter, energy, decay, ...(music ? [music] : [])], source(), ctx);
     t60 = decay.result();
     spectrum = spec.result();
-    stats = { loudness: meter.result(), ...energy.result(), spectrum, ...(music ? { musicShare: music.result().musicShare } : {}) };
+    stats = { loudness: meter.result(), ...energy.result(), spectrum, t60, ...(music ? { musicShare: music.result().musicShare } : {}) };
     ctx.onProgress(0.1);
   }
   const plan = planEnhancement(flags, stats);
@@ -80,7 +85,9 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
   const { stages, engines, notes } = await buildStages(plan, stageCtx);
   for (const [stage, why] of Object.entries(notes)) if (plan.reasons[stage]) plan.reasons[stage] += `; engine: ${why}`;
   if (measured) {
-    const opts = { targetLufs: job.targetLufs };
+    // MP3 coding overshoots sample peaks (measured up to +0.4 dB at 8 kHz): a lower ceiling keeps the
+    // decoded file under -1 dBTP.
+    const opts = { targetLufs: job.targetLufs, ceilingDbtp: job.format === 'mp3' ? MP3_CEILING_DBTP : -1 };
     let aim: LoudnessAim | null = null;
     if (aimedNormalize(measured, null, job.sampleRate, job.channels, opts).limiting) {
       // Peak limiting takes loudness away; one dry run of the chain feeds limited normalizes at several
@@ -93,7 +100,11 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
     }
     stages.push(aimedNormalize(measured, aim, job.sampleRate, job.channels, opts));
   }
-  const encoder = new StreamEncoder(job.outPath, { ffmpeg: job.ffmpeg, format: job.format, sampleRate: job.sampleRate, channels: job.channels, signal: ctx.signal });
+  // MP3 as LAME VBR V2: constant-bitrate LAME takes 0.3-0.5 dB off the level normalize just set.
+  const encoder = new StreamEncoder(job.outPath, {
+    ffmpeg: job.ffmpeg, format: job.format, sampleRate: job.sampleRate, channels: job.channels, signal: ctx.signal,
+    mp3Vbr: 2, ...(job.pcm ? { pcm: job.pcm } : {}),
+  });
   try {
     const { outputFrames } = await runChain(stages, source(), (b) => encoder.write(b), phase(measured ? 0.7 : 0.1, 1), { totalFrames: job.totalFrames });
     await encoder.end();

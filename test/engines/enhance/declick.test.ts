@@ -39,3 +39,21 @@ describe.skipIf(!existsSync(file))('declick (LPC residual detection + AR interpo
     expect(snr(seg(clean), seg(y)) - snr(seg(clean), seg(clicked))).toBeGreaterThan(6);
   });
 });
+
+describe('declick at any sample rate', () => {
+  // 22.05 and 11.025 kHz make a 20 ms frame an odd number of samples; the window used to start between
+  // two samples there and nothing was ever repaired.
+  it.each([22050, 11025, 16000, 44100])('repairs clicks at %i Hz', async (rate) => {
+    const { speechLike } = await import('../../helpers/speech-synth.js');
+    const x = speechLike(20, rate, 4);
+    const at: number[] = [];
+    for (let k = 0; k < 20; k++) {
+      const p = Math.floor(rate * 0.2) + Math.floor((k * (x.length - rate * 0.4)) / 20);
+      at.push(p);
+      for (let i = 0; i < 4; i++) x[p + i] = x[p + i]! + 0.3 * (i % 2 ? -1 : 1) * Math.exp(-i / 2);
+    }
+    const stage = new DeclickStage(rate, 1);
+    await processWhole([stage], { sampleRate: rate, channels: [x] }, 4096);
+    expect(stage.repaired).toBeGreaterThanOrEqual(15);
+  });
+});

@@ -120,3 +120,23 @@ describe('normalize stage', () => {
     expect((await measure(out)).integratedLufs).toBeCloseTo(-23, 1);
   });
 });
+
+describe('loudness of clips shorter than one 400 ms gating block', () => {
+  const sine = (seconds: number, rate = 48000, amp = 0.1): AudioData => ({
+    sampleRate: rate,
+    channels: [Float32Array.from({ length: Math.round(seconds * rate) }, (_, i) => amp * Math.sin((2 * Math.PI * 1000 * i) / rate))],
+  });
+  const measure = (a: AudioData) => {
+    const m = new LoudnessMeter(a.sampleRate, 1);
+    m.push(a);
+    return m.result().integratedLufs;
+  };
+  it('a 0.3 s clip measures like the same tone held for 3 s (was -Infinity, so normalize left it alone)', () => {
+    const long = measure(sine(3));
+    expect(Number.isFinite(long)).toBe(true);
+    expect(Math.abs(measure(sine(0.3)) - long)).toBeLessThan(0.5);
+  });
+  it('a short clip of digital silence stays -Infinity', () => {
+    expect(measure({ sampleRate: 48000, channels: [new Float32Array(14400)] })).toBe(-Infinity);
+  });
+});

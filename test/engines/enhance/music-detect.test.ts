@@ -136,3 +136,17 @@ describe('autoid with music presence', () => {
     expect(planEnhancement(new Set(['remove_noise']), stats(0.6)).separation).toBeUndefined();
   });
 });
+
+describe('autoid and reverberation', () => {
+  const loudness = { integratedLufs: -20 } as LoudnessResult;
+  const stats = (t60: number | null, snrDb: number): InputStats => ({ loudness, snrDb, silenceRatio: 0.1, spectrum: new Float64Array(8), musicShare: 0, t60 });
+  it('dereverberates a reverberant clean recording and says why; not dry speech, not a noisy one, not an unknown decay', () => {
+    // Measured: Dutch speech through a 0.79 s RIR 0.44 s at 98 dB; the same dry 0.14 s; under bike noise 0.44 s at 11 dB.
+    const rev = planEnhancement(new Set(['autoid']), stats(0.44, 98));
+    expect(rev.stages).toContain('dereverb');
+    expect(rev.reasons.dereverb).toBe('autoid: estimated T60 0.44 s (>= 0.25) at SNR 98 dB');
+    expect(planEnhancement(new Set(['autoid']), stats(0.14, 98)).stages).not.toContain('dereverb');
+    expect(planEnhancement(new Set(['autoid']), stats(0.44, 11)).stages).not.toContain('dereverb');
+    expect(planEnhancement(new Set(['autoid']), stats(null, 40)).stages).not.toContain('dereverb');
+  });
+});
