@@ -72,6 +72,7 @@ class WpeChannel {
   private readonly rre: Float64Array;
   private readonly rim: Float64Array;
   private readonly late: LateSuppressor | null;
+  private readonly scratch: SolveWork & Record<'w' | 'Rr' | 'Ri' | 'pr' | 'pi' | 'gr' | 'gi' | 'colRe' | 'colIm' | 'oRe' | 'oIm', Float64Array>;
 
   constructor(private readonly bins: number, private readonly B: number, opts: DereverbOptions, frameRate: number) {
     this.D = opts.delay ?? 3;
@@ -89,6 +90,12 @@ class WpeChannel {
     this.Rim = new Float64Array(bins * K * K);
     this.rre = new Float64Array(bins * K);
     this.rim = new Float64Array(bins * K);
+    const f64 = (n: number) => new Float64Array(n);
+    this.scratch = {
+      w: f64(B), Rr: f64(K * K), Ri: f64(K * K), pr: f64(K), pi: f64(K), gr: f64(K), gi: f64(K),
+      colRe: f64(this.H + B), colIm: f64(this.H + B), oRe: f64(B), oIm: f64(B),
+      Ar: f64(K * K), Ai: f64(K * K), br: f64(K), bi: f64(K),
+    };
     this.late = (opts.lateT60 ?? 0.5) > 0 ? new LateSuppressor(bins, frameRate, opts.lateT60 ?? 0.5) : null;
   }
 
@@ -112,62 +119,67 @@ class WpeChannel {
 
   private processBlock(): void {
     const { B, K, D, H, bins, inRe, inIm, outRe, outIm, iters, alpha } = this;
-    const w = new Float64Array(B);
-    const Rr = new Float64Array(K * K), Ri = new Float64Array(K * K);
-    const pr = new Float64Array(K), pi = new Float64Array(K);
-    const gr = new Float64Array(K), gi = new Float64Array(K);
-    const xr = new Float64Array(K), xi = new Float64Array(K);
+    const { w, Rr, Ri, pr, pi, gr, gi, colRe, colIm, oRe, oIm } = this.scratch;
     for (let f = 0; f < bins; f++) {
+      // One bin's frames side by side: the frame-major block would be read with a stride of a whole frame.
+      for (let t = 0; t < H + B; t++) { colRe[t] = inRe[t]![f]!; colIm[t] = inIm[t]![f]!; }
       // Initial weights from the observed power; then from the dereverberated estimate.
-      for (let t = 0; t < B; t++) outRe[t]![f] = inRe[H + t]![f]!, outIm[t]![f] = inIm[H + t]![f]!;
+      oRe.set(colRe.subarray(H, H + B));
+      oIm.set(colIm.subarray(H, H + B));
       for (let it = 0; it < iters; it++) {
         let mean = 0;
-        for (let t = 0; t < B; t++) mean += outRe[t]![f]! ** 2 + outIm[t]![f]! ** 2;
+        for (let t = 0; t < B; t++) mean += oRe[t]! ** 2 + oIm[t]! ** 2;
         const floor = 1e-3 * (mean / B) + 1e-12;
-        for (let t = 0; t < B; t++) w[t] = 1 / Math.max(outRe[t]![f]! ** 2 + outIm[t]![f]! ** 2, floor);
+        for (let t = 0; t < B; t++) w[t] = 1 / Math.max(oRe[t]! ** 2 + oIm[t]! ** 2, floor);
         const base = f * K * K, vb = f * K;
         for (let a = 0; a < K * K; a++) { Rr[a] = alpha * this.Rre[base + a]!; Ri[a] = alpha * this.Rim[base + a]!; }
         for (let a = 0; a < K; a++) { pr[a] = alpha * this.rre[vb + a]!; pi[a] = alpha * this.rim[vb + a]!; }
         for (let t = 0; t < B; t++) {
-          const wt = w[t]!;
-          for (let a = 0; a < K; a++) { xr[a] = inRe[H + t - D - a]![f]!; xi[a] = inIm[H + t - D - a]![f]!; }
-          const yr = inRe[H + t]![f]!, yi = inIm[H + t]![f]!;
+          const wt = w[t]!, x0 = H + t - D; // tap a is frame x0 - a
+          const yr = colRe[H + t]!, yi = colIm[H + t]!;
           for (let a = 0; a < K; a++) {
-            const ar = xr[a]! * wt, ai = xi[a]! * wt;
-            // R += x x^H / lambda ; p += x y^* / lambda
-            for (let b = 0; b < K; b++) {
-              Rr[a * K + b] = Rr[a * K + b]! + ar * xr[b]! + ai * xi[b]!;
-              Ri[a * K + b] = Ri[a * K + b]! + ai * xr[b]! - ar * xi[b]!;
+            const ar = colRe[x0 - a]! * wt, ai = colIm[x0 - a]! * wt;
+            // R += x x^H / lambda (upper triangle; R is Hermitian) ; p += x y^* / lambda
+            for (let b = a; b < K; b++) {
+              const br = colRe[x0 - b]!, bi = colIm[x0 - b]!;
+              Rr[a * K + b] = Rr[a * K + b]! + ar * br + ai * bi;
+              Ri[a * K + b] = Ri[a * K + b]! + ai * br - ar * bi;
             }
             pr[a] = pr[a]! + ar * yr + ai * yi;
             pi[a] = pi[a]! + ai * yr - ar * yi;
           }
         }
+        for (let a = 1; a < K; a++) for (let b = 0; b < a; b++) { Rr[a * K + b] = Rr[b * K + a]!; Ri[a * K + b] = -Ri[b * K + a]!; }
         if (it === iters - 1) {
-          for (let a = 0; a < K * K; a++) { this.Rre[base + a] = Rr[a]!; this.Rim[base + a] = Ri[a]!; }
-          for (let a = 0; a < K; a++) { this.rre[vb + a] = pr[a]!; this.rim[vb + a] = pi[a]!; }
+          this.Rre.set(Rr, base); this.Rim.set(Ri, base);
+          this.rre.set(pr, vb); this.rim.set(pi, vb);
         }
-        solveHermitian(Rr, Ri, pr, pi, gr, gi, K);
+        solveHermitian(Rr, Ri, pr, pi, gr, gi, K, this.scratch);
         // d = y - g^H x
         for (let t = 0; t < B; t++) {
+          const x0 = H + t - D;
           let er = 0, ei = 0;
           for (let a = 0; a < K; a++) {
-            const vr = inRe[H + t - D - a]![f]!, vi = inIm[H + t - D - a]![f]!;
+            const vr = colRe[x0 - a]!, vi = colIm[x0 - a]!;
             er += gr[a]! * vr + gi[a]! * vi;
             ei += gr[a]! * vi - gi[a]! * vr;
           }
-          outRe[t]![f] = inRe[H + t]![f]! - er;
-          outIm[t]![f] = inIm[H + t]![f]! - ei;
+          oRe[t] = colRe[H + t]! - er;
+          oIm[t] = colIm[H + t]! - ei;
         }
       }
+      for (let t = 0; t < B; t++) { outRe[t]![f] = oRe[t]!; outIm[t]![f] = oIm[t]!; }
     }
   }
 }
 
+/** Reused buffers of the elimination (one per channel, so the solver allocates nothing per bin). */
+interface SolveWork { Ar: Float64Array; Ai: Float64Array; br: Float64Array; bi: Float64Array }
+
 /** Solves (Rr + i Ri) g = p by complex Gaussian elimination with diagonal loading (R is Hermitian PSD). */
-function solveHermitian(Rr: Float64Array, Ri: Float64Array, pr: Float64Array, pi: Float64Array, gr: Float64Array, gi: Float64Array, K: number): void {
-  const Ar = Float64Array.from(Rr), Ai = Float64Array.from(Ri);
-  const br = Float64Array.from(pr), bi = Float64Array.from(pi);
+function solveHermitian(Rr: Float64Array, Ri: Float64Array, pr: Float64Array, pi: Float64Array, gr: Float64Array, gi: Float64Array, K: number, work: SolveWork): void {
+  const { Ar, Ai, br, bi } = work;
+  Ar.set(Rr); Ai.set(Ri); br.set(pr); bi.set(pi);
   let tr = 0;
   for (let a = 0; a < K; a++) tr += Ar[a * K + a]!;
   const load = 1e-4 * (tr / K) + 1e-12;
