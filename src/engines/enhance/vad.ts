@@ -88,10 +88,6 @@ export class SileroVad implements FrameVad {
   }
 }
 
-/**
- * Streams audio at any rate and channel count into a frame VAD: downmix, resample to 16 kHz, cut
- * frames. Each decision covers `frameSamples` at 16 kHz; `frameEnd(k)` maps it back to input frames.
- */
 /** Cuts a 16 kHz stream into a FrameVad's frames and keeps the remainder for the next call. */
 class FrameCutter {
   private pending = new Float32Array(0);
@@ -116,6 +112,10 @@ export interface CleanedVad {
   vad: FrameVad;
 }
 
+/**
+ * Streams audio at any rate and channel count into a frame VAD: downmix, resample to 16 kHz, cut
+ * frames. Each decision covers `frameSamples` at 16 kHz; `frameEnd(k)` maps it back to input frames.
+ */
 export class VadTracker {
   private readonly raw: FrameCutter;
   private readonly cleaned: FrameCutter | null;
