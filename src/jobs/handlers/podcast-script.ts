@@ -66,7 +66,7 @@ export class PodcastScriptHandler implements TaskHandler {
     }
     // An attachment that is a recording is transcribed like a media link.
     if (p.sourceType === 3 && isMedia(fetched.sniffed)) return this.transcribe(file, url, ctx, p.language);
-    return extractSource({ path: file, sniffed: fetched.sniffed, contentType: null, url });
+    return extractSource({ path: file, sniffed: fetched.sniffed, contentType: fetched.contentType, url });
   }
 
   /** Audio/video source -> Whisper transcript, in the engine thread pool (never on the API's loop). */
