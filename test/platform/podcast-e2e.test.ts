@@ -77,7 +77,9 @@ describe('podcast, both steps, through the API', () => {
     const file = join(app.dataDir, 'episode.mp3');
     await writeFile(file, Buffer.from(await res.arrayBuffer()));
     const loud = await measureLoudness(file, { ffmpeg: resolveMediaTools({ preferSystem: true }).ffmpeg });
-    expect(Math.abs(loud.integrated + 16)).toBeLessThan(1.5);
+    // The target, not "about" it: linear loudnorm used to stop 1.2 LU short when the peak ceiling was in the way.
+    expect(Math.abs(loud.integrated + 16)).toBeLessThanOrEqual(0.5);
+    expect(loud.truePeak).toBeLessThanOrEqual(-1.5);
     for (const h of a.data.hightlights) {
       expect(h.start_time).toBeGreaterThanOrEqual(0);
       expect(h.start_time).toBeLessThan(a.data.duration);
