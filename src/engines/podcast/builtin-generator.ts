@@ -86,8 +86,9 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
     }
     const tooShort = best!.size < target * (1 - SIZE_TOLERANCE);
     const plan = best!.plan;
-    const built = build(ctx, plan, tooShort);
-    const title = req.source.title || plan.points[0]!.text.slice(0, 60);
+    // Pasted text has no title: the hosts announce the most central sentence, cut at a word.
+    const title = req.source.title || titleFrom(plan.points[0]!.text);
+    const built = build({ ...ctx, req: { ...req, source: { ...req.source, title } } }, plan, tooShort);
     const hightlights = highlightsOf(plan, built);
     const size = measureSize(built.lines.map((l) => l.text).join(' '), req.language);
     const unit = isCharCounted(req.language) ? 'characters' : 'words';
@@ -110,9 +111,30 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
 function speakableText(text: string): string {
   return text
     .split(/\n\s*\n/)
-    .map((p) => speakable(p))
+    // Slide titles, bullets and headings on lines of their own would run into the next sentence.
+    .map((p) => speakable(p.split('\n').filter((line, _i, all) => all.length === 1 || !isFragment(line)).join('\n')))
     .filter((p) => p.length > 0)
     .join('\n\n');
+}
+
+/** A short line without closing punctuation: a heading, a bullet, a slide title. */
+function isFragment(line: string): boolean {
+  const t = line.trim();
+  if (!t) return true;
+  if (/[.!?。！？…:;:"”’»」』)）]$/u.test(t)) return false;
+  const cjk = (t.match(/[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/gu) ?? []).length;
+  return cjk ? cjk < 20 : t.split(/\s+/).length < 8;
+}
+
+/** A title for a source that has none (pasted text): its most central sentence, cut at a word. */
+function titleFrom(point: string): string {
+  const t = point.replace(/[。．.!?！？]+$/u, '');
+  if (isCharCounted(titleLanguage(t))) return [...t].length <= 30 ? t : `${[...t].slice(0, 29).join('')}…`;
+  return shorten(t, 70);
+}
+
+function titleLanguage(t: string): string {
+  return /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/u.test(t) ? 'zh' : 'en';
 }
 
 interface Ctx {

@@ -4,6 +4,7 @@ import { TaskFailure } from '../../domain/errors.js';
 import { hostNames } from '../../domain/podcast-hosts.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
 import type { PodcastScriptParams } from '../../services/kinds/podcast.js';
+import { plainToText } from '../../engines/podcast/extract/plain.js';
 import { detectLanguage, extractSource, extractVideoCaptions, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
 import { findAsrModel } from '../../engines/asr/whisper.js';
 import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
@@ -47,7 +48,8 @@ export class PodcastScriptHandler implements TaskHandler {
   private async readSource(p: PodcastScriptParams, ctx: JobContext): Promise<ExtractedSource> {
     if (p.sourceType === 4) {
       const text = (p.text ?? '').trim();
-      return { title: '', text, language: detectLanguage(text), kind: 'text' };
+      // A pasted article usually starts with its headline on a line of its own.
+      return { title: plainToText(text).title, text, language: detectLanguage(text), kind: 'text' };
     }
     const url = p.url!;
     const file = join(ctx.tmpDir, 'source');

@@ -153,4 +153,20 @@ describe('BuiltinScriptGenerator', () => {
     const en = rankSentences('This sequence of code points needs to be represented in memory as a set of code units. Bytes are mapped later. Nothing else happens here today.');
     expect(topicWord(en[0]!, termStats(en), 'en')).not.toBe('represented');
   });
+
+  it('pasted text without a title: the hosts announce a real title, cut at a word, never ""', async () => {
+    const req = request('en', 1, 2, longEnglish());
+    const s = await gen.generate({ ...req, source: { ...req.source, title: '' } }, signal);
+    expect(s.title.length).toBeGreaterThan(10);
+    expect(s.title).toMatch(/(\w|…)$/);
+    expect(s.podcast_script[0]!.text).toContain(`"${s.title}"`);
+    expect(s.podcast_script[0]!.text).not.toContain('""');
+  });
+
+  it('slide titles and bullets on their own lines do not run into the next sentence', async () => {
+    const slides = [1, 2, 3, 4, 5, 6].map((i) => `Slide ${i} title\nFirst bullet\nSecond bullet\nThe archive number ${i} is mirrored on many servers around the world for faster downloads by every user.`).join('\n\n');
+    const s = await gen.generate(request('en', 1, 2, slides), signal);
+    expect(s.podcast_script_txt).not.toMatch(/bullet|Slide \d title/);
+    expect(s.podcast_script_txt).toMatch(/is mirrored on many servers/);
+  });
 });
