@@ -55,7 +55,9 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
     if (signal.aborted) throw new TaskFailure('Script generation was cancelled', true);
     const phrases = PHRASES[req.language] ?? PHRASES.en!;
     if (!req.speakers.length) throw new TaskFailure('No podcast voices are configured for this language');
-    const all = rankSentences(speakableText(req.source.text));
+    let all = rankSentences(speakableText(req.source.text, true));
+    // A source made only of short lines (a spreadsheet, a list of formulas) keeps them rather than nothing.
+    if (!all.some((x) => x.text.length > 10)) all = rankSentences(speakableText(req.source.text, false));
     // Sentences in another language (an untranslated paragraph of a manual, an English newsletter box on
     // an Arabic page) are not read out, unless nearly the whole source is in that other language.
     const inLanguage = all.map((x) => inLanguageOf(x.text, req.language));
@@ -108,11 +110,11 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
 }
 
 /** Drops lines that are not prose (headings without punctuation, tables), so sentences split cleanly. */
-function speakableText(text: string): string {
+function speakableText(text: string, dropFragments: boolean): string {
   return text
     .split(/\n\s*\n/)
     // Slide titles, bullets and headings on lines of their own would run into the next sentence.
-    .map((p) => speakable(p.split('\n').filter((line, _i, all) => all.length === 1 || !isFragment(line)).join('\n')))
+    .map((p) => speakable(p.split('\n').filter((line, _i, all) => !dropFragments || all.length === 1 || !isFragment(line)).join('\n')))
     .filter((p) => p.length > 0)
     .join('\n\n');
 }

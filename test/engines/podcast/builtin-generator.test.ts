@@ -169,4 +169,10 @@ describe('BuiltinScriptGenerator', () => {
     expect(s.podcast_script_txt).not.toMatch(/bullet|Slide \d title/);
     expect(s.podcast_script_txt).toMatch(/is mirrored on many servers/);
   });
+
+  it('a source of short lines only (a spreadsheet) still makes a script', async () => {
+    const rows = ['Alpha, Beta, Gamma, Delta', '1, 2, 3, 4', 'Quarterly revenue, 120, 135, 150', 'Quarterly costs, 80, 90, 95', 'Head count, 10, 12, 14'].join('\n');
+    const s = await gen.generate(request('en', 1, 1, rows), signal);
+    expect(s.podcast_script.length).toBeGreaterThan(1);
+  });
 });
