@@ -110,6 +110,8 @@ export function rankSentences(text: string, maxSentences = 600): Sentence[] {
 /** Whether a sentence can stand alone as a spoken key point (not a fragment, table row or caption). */
 export function usableKeyPoint(s: Sentence): boolean {
   const t = s.text;
+  // A numbered heading ("1.2.2 ファイルシステムの内側.", "3.1 Installing packages.") is not a sentence.
+  if (/^\d+(?:\.\d+)+\.?\s/.test(t)) return false;
   const cjk = CJK.test(t);
   const size = cjk ? [...t].length : t.split(/\s+/).length;
   if (cjk ? size < 10 || size > 160 : size < 6 || size > 60) return false;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuiltinScriptGenerator, SIZE_TOLERANCE } from '../../../src/engines/podcast/builtin-generator.js';
 import { measureSize, PODCAST_LANGUAGES, renderTranscript, targetSize, type ScriptRequest, type SpeakerInfo } from '../../../src/engines/podcast/script.js';
-import { rankSentences, termStats, topicWord } from '../../../src/engines/podcast/textrank.js';
+import { rankSentences, termStats, topicWord, usableKeyPoint } from '../../../src/engines/podcast/textrank.js';
 import type { ExtractedSource } from '../../../src/engines/podcast/sources.js';
 
 const speakers: SpeakerInfo[] = [
@@ -174,5 +174,11 @@ describe('BuiltinScriptGenerator', () => {
     const rows = ['Alpha, Beta, Gamma, Delta', '1, 2, 3, 4', 'Quarterly revenue, 120, 135, 150', 'Quarterly costs, 80, 90, 95', 'Head count, 10, 12, 14'].join('\n');
     const s = await gen.generate(request('en', 1, 1, rows), signal);
     expect(s.podcast_script.length).toBeGreaterThan(1);
+  });
+
+  it('numbered headings from a PDF are not key points', () => {
+    const [h, ok] = rankSentences('1.2.2 ファイルシステムの内側とその構造について. Debian のパッケージ管理システムは多彩な歴史があり、多くの選択肢があります。');
+    expect(usableKeyPoint(h!)).toBe(false);
+    expect(usableKeyPoint(ok!)).toBe(true);
   });
 });
