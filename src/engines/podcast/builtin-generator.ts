@@ -62,7 +62,9 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
     // an Arabic page) are not read out, unless nearly the whole source is in that other language.
     const inLanguage = all.map((x) => inLanguageOf(x.text, req.language));
     const share = inLanguage.filter(Boolean).length / Math.max(1, all.length);
-    const speakableHere = (x: Sentence) => share < 0.5 || inLanguage[x.index]!;
+    // The filter is on when the source is in the episode's language (its code and command lines aside).
+    const filterOn = req.source.language === req.language || share >= 0.5;
+    const speakableHere = (x: Sentence) => !filterOn || inLanguage[x.index]!;
     const candidates = all.filter((x) => usableKeyPoint(x) && speakableHere(x));
     const pool = candidates.length ? candidates : all.filter((s) => s.text.length > 10);
     if (!pool.length) throw new TaskFailure('The source has too little text to make a podcast from');

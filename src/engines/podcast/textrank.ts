@@ -66,8 +66,18 @@ export function tokenize(s: string): string[] {
 }
 
 /** Sentences with TextRank scores (summing to about the sentence count); document order kept. */
+/**
+ * A numbered heading or table-of-contents entry ("1.2.2 ファイルシステムの内側.", "3.1 Installing packages.",
+ * "11 データー変換11.1 テキストデーター変換ツール."): not a sentence, and a manual's table of contents
+ * must not use up the sentences ranked.
+ */
+export function headingLike(t: string): boolean {
+  if (/^\d+(?:\.\d+)+\.?\s/.test(t)) return true;
+  return CJK.test(t) && /\d+\.\d+\s*\S/.test(t) && !/[。！？]/.test(t);
+}
+
 export function rankSentences(text: string, maxSentences = 600): Sentence[] {
-  const raw = splitSentences(text).slice(0, maxSentences);
+  const raw = splitSentences(text).filter((s) => !headingLike(s.text)).slice(0, maxSentences);
   const sentences: Sentence[] = raw.map((s, index) => ({ index, paragraph: s.paragraph, text: s.text, tokens: tokenize(s.text), score: 0 }));
   const n = sentences.length;
   if (!n) return sentences;
@@ -110,8 +120,7 @@ export function rankSentences(text: string, maxSentences = 600): Sentence[] {
 /** Whether a sentence can stand alone as a spoken key point (not a fragment, table row or caption). */
 export function usableKeyPoint(s: Sentence): boolean {
   const t = s.text;
-  // A numbered heading ("1.2.2 ファイルシステムの内側.", "3.1 Installing packages.") is not a sentence.
-  if (/^\d+(?:\.\d+)+\.?\s/.test(t)) return false;
+  if (headingLike(t)) return false;
   const cjk = CJK.test(t);
   const size = cjk ? [...t].length : t.split(/\s+/).length;
   if (cjk ? size < 10 || size > 160 : size < 6 || size > 60) return false;

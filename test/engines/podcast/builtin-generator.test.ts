@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuiltinScriptGenerator, SIZE_TOLERANCE } from '../../../src/engines/podcast/builtin-generator.js';
 import { measureSize, PODCAST_LANGUAGES, renderTranscript, targetSize, type ScriptRequest, type SpeakerInfo } from '../../../src/engines/podcast/script.js';
-import { rankSentences, termStats, topicWord, usableKeyPoint } from '../../../src/engines/podcast/textrank.js';
+import { headingLike, rankSentences, termStats, topicWord } from '../../../src/engines/podcast/textrank.js';
 import type { ExtractedSource } from '../../../src/engines/podcast/sources.js';
 
 const speakers: SpeakerInfo[] = [
@@ -176,9 +176,12 @@ describe('BuiltinScriptGenerator', () => {
     expect(s.podcast_script.length).toBeGreaterThan(1);
   });
 
-  it('numbered headings from a PDF are not key points', () => {
-    const [h, ok] = rankSentences('1.2.2 ファイルシステムの内側とその構造について. Debian のパッケージ管理システムは多彩な歴史があり、多くの選択肢があります。');
-    expect(usableKeyPoint(h!)).toBe(false);
-    expect(usableKeyPoint(ok!)).toBe(true);
+  it('numbered headings and table-of-contents lines from a PDF are not sentences', () => {
+    expect(headingLike('1.2.2 ファイルシステムの内側とその構造について.')).toBe(true);
+    expect(headingLike('11 データー変換11.1 テキストデーター変換ツール.')).toBe(true);
+    expect(headingLike('3.1 Installing packages from the archive.')).toBe(true);
+    expect(headingLike('Debian のパッケージ管理システムは多彩な歴史があり、多くの選択肢があります。')).toBe(false);
+    const ranked = rankSentences('1.2.2 ファイルシステムの内側とその構造について. Debian のパッケージ管理システムは多彩な歴史があり、多くの選択肢があります。');
+    expect(ranked.map((x) => x.text)).toEqual(['Debian のパッケージ管理システムは多彩な歴史があり、多くの選択肢があります。']);
   });
 });
