@@ -11,6 +11,8 @@ export interface FetchedInput {
   path: string;
   bytes: number;
   sniffed: SniffedType;
+  /** The Content-Type the server sent (null for our own files): its charset decodes legacy-encoded pages. */
+  contentType: string | null;
 }
 
 export interface InputFetcherOptions {
@@ -42,7 +44,7 @@ export class InputFetcher {
         timeoutMs: this.opts.timeoutMs,
         signal,
       });
-      return { path: destPath, bytes: res.bytes, sniffed: res.sniffed };
+      return { path: destPath, bytes: res.bytes, sniffed: res.sniffed, contentType: res.contentType };
     } catch (err) {
       if (err instanceof FetchInputError) {
         // Network trouble may pass; a refused address, a 404 or an oversized file will not.
@@ -81,7 +83,7 @@ export class InputFetcher {
     try {
       const head = Buffer.alloc(4096);
       const { bytesRead } = await handle.read(head, 0, head.length, 0);
-      return { path: destPath, bytes: info.size, sniffed: sniffMediaType(head.subarray(0, bytesRead)) };
+      return { path: destPath, bytes: info.size, sniffed: sniffMediaType(head.subarray(0, bytesRead)), contentType: null };
     } finally {
       await handle.close();
     }

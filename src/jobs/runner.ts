@@ -143,7 +143,9 @@ export class JobRunner {
         await queue.release(task.id, this.workerId, this.stopping ? 0 : 1000 * job.attempt);
       } else {
         log.error({ err }, 'task failed on its last attempt');
-        await tasks.completeFailure(task.id, 'Processing failed because of an internal error', Date.now());
+        // A transient failure that never passed still says what it was ("the language model service could
+        // not be reached"); only unexpected errors stay generic.
+        await tasks.completeFailure(task.id, err instanceof TaskFailure ? err.message : 'Processing failed because of an internal error', Date.now());
         await queue.ack(task.id);
         metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
       }

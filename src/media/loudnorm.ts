@@ -81,3 +81,53 @@ export async function measureLoudness(path: string, opts: { ffmpeg: string; sign
   const truePeak = Number(/Peak:\s+(-?[\d.]+|-inf) dBFS/.exec(summary)?.[1] ?? NaN);
   return { integrated, truePeak };
 }
+
+/**
+ * Loudness to the target even when the true-peak ceiling is in the way. loudnorm's linear mode gives
+ * up when the gain would push peaks over the ceiling (it falls back to its dynamic mode, which stops
+ * short: synthetic speech landed at -17.2 LUFS for a -16 target). Here one gain and a peak limiter are
+ * applied, the result is metered, and the gain is corrected by the shortfall the limiter caused, until
+ * within 0.2 LU (at most four passes; at most 9 dB of extra gain, beyond which the limiter would be
+ * flattening the whole file). The limiter works on sample peaks, so it is set 1 dB under the true-peak
+ * ceiling to leave room for inter-sample peaks and the MP3 encoder.
+ */
+export async function normalizeLoudnessLimited(
+  inPath: string,
+  outPath: string,
+  opts: { ffmpeg: string; target: LoudnessTarget; format: 'mp3' | 'wav' | 'flac'; bitrateKbps?: number; sampleRate?: number; signal?: AbortSignal },
+): Promise<{ integrated: number; truePeak: number }> {
+  const { integrated: target, truePeak: ceiling } = opts.target;
+  const first = await measureLoudness(inPath, opts);
+  const encode = (src: string, filter: string, dest: string, format: 'mp3' | 'wav' | 'flac') =>
+    runFfmpeg(
+      opts.ffmpeg,
+      [
+        ...SAFE_ARGS, '-hide_banner', '-loglevel', 'error', '-y', '-i', fileUrl(src), '-af', filter,
+        ...(opts.sampleRate ? ['-ar', String(opts.sampleRate)] : []),
+        '-map_metadata', '-1',
+        ...CODEC_ARGS[format](opts.bitrateKbps ?? 128),
+        fileUrl(dest),
+      ],
+      opts.signal,
+    );
+  // Silence (or nothing above the gate) gets no gain.
+  if (!Number.isFinite(first.integrated)) {
+    await encode(inPath, 'anull', outPath, opts.format);
+    return first;
+  }
+  const limit = Math.min(1, Math.max(0.0625, 10 ** ((ceiling - 1) / 20)));
+  const base = Math.min(45, target - first.integrated);
+  let extra = 0;
+  let got = first;
+  // Each pass encodes the final format and meters that: the MP3 encoder's low-pass alone takes
+  // 0.4 LU off synthetic speech at 24 kHz, so metering the WAV before it would stop short again.
+  for (let pass = 0; pass < 4; pass++) {
+    const filter = `volume=${(base + extra).toFixed(2)}dB,alimiter=limit=${limit.toFixed(4)}:attack=1:release=60:level=0`;
+    await encode(inPath, filter, outPath, opts.format);
+    got = await measureLoudness(outPath, opts);
+    const short = target - got.integrated;
+    if (Math.abs(short) <= 0.2 || extra >= 9) break;
+    extra = Math.min(9, Math.max(-6, extra + short));
+  }
+  return got;
+}

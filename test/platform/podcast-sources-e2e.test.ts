@@ -124,3 +124,18 @@ describe('the LLM script engine through the API', () => {
     for (const v of voices) expect(v).toMatch(/^\d+$/);
   });
 });
+
+describe('an LLM endpoint that never answers', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    // Port 9 (discard) on loopback: connection refused, a transient failure on every attempt.
+    app = await startTestApp({ ALLOW_PRIVATE_URLS: '1', LLM_BASE_URL: 'http://127.0.0.1:9/v1', LLM_MODEL: 'gone', MAX_ATTEMPTS: '2' });
+  });
+  afterAll(async () => app?.close());
+
+  it('fails the script task saying so, not with a generic internal error', async () => {
+    const s = await scriptTask(app, { source_type: 4, text: FACTS.join(' ') });
+    expect(s.data.status).toBe('failed');
+    expect(s.data.error).toMatch(/language model service could not be reached/);
+  }, 30_000);
+});

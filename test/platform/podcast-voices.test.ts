@@ -20,6 +20,13 @@ describe('podcast voice resources', () => {
       ['age', 'age_text', 'audio', 'display_name', 'emotion', 'gender', 'gender_text', 'id', 'image', 'language', 'name', 'tags', 'voice_id'].sort(),
     );
     expect(['Male', 'Female']).toContain(v.gender_text);
+    // display_name is a host name of the voice's language, distinct within a language; the voice description is a tag.
+    expect(v.display_name).not.toMatch(/German|Male|Female/);
+    expect(v.tags.some((t: string) => /German/.test(t))).toBe(true);
+    for (const l of langs) {
+      const names = data.records.filter((r: any) => r.language === l).map((r: any) => r.display_name);
+      expect(new Set(names).size, String(l)).toBe(names.length);
+    }
     const svg = await fetch(v.image);
     expect(svg.headers.get('content-type')).toMatch(/image\/svg\+xml/);
     expect(await svg.text()).toMatch(/^<svg/);

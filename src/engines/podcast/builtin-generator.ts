@@ -6,6 +6,7 @@
 import { TaskFailure } from '../../domain/errors.js';
 import { PHRASES } from './phrases/index.js';
 import type { Phrases } from './phrases/types.js';
+import { inLanguageOf } from './sentence-language.js';
 import {
   isCharCounted,
   measureSize,
@@ -54,14 +55,23 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
     if (signal.aborted) throw new TaskFailure('Script generation was cancelled', true);
     const phrases = PHRASES[req.language] ?? PHRASES.en!;
     if (!req.speakers.length) throw new TaskFailure('No podcast voices are configured for this language');
-    const all = rankSentences(speakableText(req.source.text));
-    const candidates = all.filter(usableKeyPoint);
+    let all = rankSentences(speakableText(req.source.text, true));
+    // A source made only of short lines (a spreadsheet, a list of formulas) keeps them rather than nothing.
+    if (!all.some((x) => x.text.length > 10)) all = rankSentences(speakableText(req.source.text, false));
+    // Sentences in another language (an untranslated paragraph of a manual, an English newsletter box on
+    // an Arabic page) are not read out, unless nearly the whole source is in that other language.
+    const inLanguage = all.map((x) => inLanguageOf(x.text, req.language));
+    const share = inLanguage.filter(Boolean).length / Math.max(1, all.length);
+    // The filter is on when the source is in the episode's language (its code and command lines aside).
+    const filterOn = req.source.language === req.language || share >= 0.5;
+    const speakableHere = (x: Sentence) => !filterOn || inLanguage[x.index]!;
+    const candidates = all.filter((x) => usableKeyPoint(x) && speakableHere(x));
     const pool = candidates.length ? candidates : all.filter((s) => s.text.length > 10);
     if (!pool.length) throw new TaskFailure('The source has too little text to make a podcast from');
     const ranked = [...pool].sort((a, b) => b.score - a.score || a.index - b.index);
     const target = targetSize(req.duration, req.language);
     const seed = `${req.source.title}|${req.language}|${req.style}|${req.duration}`;
-    const ctx = { req, phrases, all, seed, stats: termStats(all) };
+    const ctx = { req, phrases, all, seed, stats: termStats(all), speakableHere };
 
     // Size grows with both knobs; for each elaboration depth, binary-search the number of points.
     let best: { plan: Plan; size: number } | null = null;
@@ -80,8 +90,9 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
     }
     const tooShort = best!.size < target * (1 - SIZE_TOLERANCE);
     const plan = best!.plan;
-    const built = build(ctx, plan, tooShort);
-    const title = req.source.title || plan.points[0]!.text.slice(0, 60);
+    // Pasted text has no title: the hosts announce the most central sentence, cut at a word.
+    const title = req.source.title || titleFrom(plan.points[0]!.text);
+    const built = build({ ...ctx, req: { ...req, source: { ...req.source, title } } }, plan, tooShort);
     const hightlights = highlightsOf(plan, built);
     const size = measureSize(built.lines.map((l) => l.text).join(' '), req.language);
     const unit = isCharCounted(req.language) ? 'characters' : 'words';
@@ -101,12 +112,33 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
 }
 
 /** Drops lines that are not prose (headings without punctuation, tables), so sentences split cleanly. */
-function speakableText(text: string): string {
+function speakableText(text: string, dropFragments: boolean): string {
   return text
     .split(/\n\s*\n/)
-    .map((p) => speakable(p))
+    // Slide titles, bullets and headings on lines of their own would run into the next sentence.
+    .map((p) => speakable(p.split('\n').filter((line, _i, all) => !dropFragments || all.length === 1 || !isFragment(line)).join('\n')))
     .filter((p) => p.length > 0)
     .join('\n\n');
+}
+
+/** A short line without closing punctuation: a heading, a bullet, a slide title. */
+function isFragment(line: string): boolean {
+  const t = line.trim();
+  if (!t) return true;
+  if (/[.!?。！？…:;:"”’»」』)）]$/u.test(t)) return false;
+  const cjk = (t.match(/[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/gu) ?? []).length;
+  return cjk ? cjk < 20 : t.split(/\s+/).length < 8;
+}
+
+/** A title for a source that has none (pasted text): its most central sentence, cut at a word. */
+function titleFrom(point: string): string {
+  const t = point.replace(/[。．.!?！？]+$/u, '');
+  if (isCharCounted(titleLanguage(t))) return [...t].length <= 30 ? t : `${[...t].slice(0, 29).join('')}…`;
+  return shorten(t, 70);
+}
+
+function titleLanguage(t: string): string {
+  return /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/u.test(t) ? 'zh' : 'en';
 }
 
 interface Ctx {
@@ -115,6 +147,26 @@ interface Ctx {
   all: Sentence[];
   seed: string;
   stats: TermStats;
+  speakableHere: (s: Sentence) => boolean;
+}
+
+/** Stands for the addressee's name in a filled template until the speaker decides to say it. */
+const YOU = '\ue000';
+
+/**
+ * Takes the addressee's name out of a line, with the punctuation that set it off: "Right, Leo." ->
+ * "Right.", "Leo, what next?" -> "What next?", "شكرا يا ليلى." -> "شكرا.", "레오 님, 다음은?" -> "다음은?".
+ */
+export function dropVocative(text: string): string {
+  const N = `${YOU}(?:さん| 님)?`;
+  const upper = (c: string) => c.toUpperCase();
+  return text
+    .replace(new RegExp(`^${N}[,，、،]\\s*(\\p{Ll})?`, 'u'), (_m, c?: string) => (c ? upper(c) : ''))
+    .replace(new RegExp(`([.!?。！？؟]\\s*)${N}[,，、،]\\s*(\\p{Ll})?`, 'gu'), (_m, a: string, c?: string) => a + (c ? upper(c) : ''))
+    .replace(new RegExp(`\\s*[,，、،]\\s*${N}\\s*(?=[,，、،])`, 'gu'), '')
+    .replace(new RegExp(`\\s*[,，、،]\\s*(?:يا\\s+)?${N}(?=\\s*[.!?。！？؟:：])`, 'gu'), '')
+    .replace(new RegExp(`\\s+يا\\s+${N}(?=\\s*[.!?؟:])`, 'gu'), '')
+    .replace(new RegExp(`(\\S)\\s?${N}(?=[,，、،])`, 'gu'), '$1');
 }
 
 function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
@@ -123,47 +175,85 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
   const host = speakers[0]!;
   const guests = speakers.length > 1 ? speakers.slice(1) : speakers;
   const pick = (list: string[], slot: string) => list[hash(`${seed}|${slot}`) % list.length]!;
+  // Phrases are dealt like cards: none comes back before the rest of its pool has been used.
+  const decks = new Map<string, { order: number[]; pos: number }>();
+  const deal = (list: string[], pool: string): string => {
+    let d = decks.get(pool);
+    if (!d || d.pos >= d.order.length) {
+      const last = d ? d.order[d.order.length - 1] : -1;
+      const order = list.map((_, i) => i).sort((a, b) => hash(`${seed}|${pool}|${decks.size}|${a}`) - hash(`${seed}|${pool}|${decks.size}|${b}`));
+      if (order.length > 1 && order[0] === last) order.push(order.shift()!);
+      d = { order, pos: 0 };
+      decks.set(pool, d);
+    }
+    return list[d.order[d.pos++]!]!;
+  };
   const style = P.styles[(req.style >= 1 && req.style <= 9 ? req.style : 1) - 1]!;
+  const noSpaceJoin = req.language === 'zh' || req.language === 'zh_yue' || req.language === 'ja';
+  const sep = noSpaceJoin ? '' : ' ';
   const lines: ScriptLine[] = [];
-  // A speaker never gets two lines in a row: a reaction and the next question become one turn.
-  const say = (sp: SpeakerInfo, text: string): number => {
-    const clean = text.replace(/\s+/g, ' ').trim();
+  const turns = new Map<string, number>();
+  const namedAt = new Map<string, number>();
+  // A speaker never gets two lines in a row: a reaction and the next question become one turn. The
+  // addressee's name is said at most once per turn and then not again for the speaker's next two turns:
+  // hosts who name each other in every sentence sound scripted.
+  const say = (sp: SpeakerInfo, text: string, to?: SpeakerInfo, always = false): number => {
     const last = lines[lines.length - 1];
-    if (last && last.role === sp.role) {
-      last.text = `${last.text} ${clean}`;
+    const merging = Boolean(last && last.role === sp.role);
+    const turn = (turns.get(sp.role) ?? 0) + (merging ? 0 : 1);
+    let out = text;
+    if (to && out.includes(YOU)) {
+      const lastNamed = namedAt.get(sp.role) ?? -99;
+      const already = merging && lastNamed === turn;
+      if (always || (!already && turn - lastNamed >= 3)) {
+        out = out.replace(YOU, to.name);
+        namedAt.set(sp.role, turn);
+      }
+      out = dropVocative(out).split(YOU).join(to.name);
+    }
+    const clean = out.replace(/\s+/g, ' ').trim();
+    turns.set(sp.role, turn);
+    if (last && merging) {
+      // Chinese and Japanese run sentences together; a space there is a typo in the transcript.
+      last.text = noSpaceJoin && /[。！？」』]$/.test(last.text) ? `${last.text}${clean}` : `${last.text} ${clean}`;
       return lines.length - 1;
     }
     lines.push({ role: sp.role, name: sp.name, avatar: sp.avatar, text: clean, voice_id: sp.voiceId });
     return lines.length - 1;
   };
-  const vars = (me: SpeakerInfo, you: SpeakerInfo, extra: Record<string, string> = {}) => ({ me: me.name, you: you.name, title: req.source.title, n: String(plan.points.length), ...extra });
+  const vars = (me: SpeakerInfo, extra: Record<string, string> = {}) => ({ me: me.name, you: YOU, title: req.source.title, n: String(plan.points.length), ...extra });
   const k = plan.points.length;
   // Short scripts keep only what a minute allows: no reply, transitions or recap.
   const compact = k <= 2 && plan.elaboration === 0;
   const sections = [`1. ${P.sections.intro}`];
 
-  const opener = compact ? '' : ` ${style[0]}`;
-  say(host, `${fill(pick(P.welcome, 'welcome'), vars(host, guests[0]!))}${opener}${tooShort ? ` ${P.shortNote}` : ''}`);
-  if (!compact) say(guests[0]!, fill(pick(P.reply, 'reply'), vars(guests[0]!, host)));
+  const welcome = fill(pick(P.welcome, 'welcome'), vars(host)).replace(YOU, guests[0]!.name);
+  const opener = compact ? '' : `${sep}${fill(style[0], vars(host))}`;
+  say(host, `${welcome}${opener}${tooShort ? `${sep}${P.shortNote}` : ''}`, guests[0]!, true);
+  if (!compact) say(guests[0]!, fill(pick(P.reply, 'reply'), vars(guests[0]!)), host, true);
 
   const ranges: Array<[number, number]> = [];
   const topics = new Set<string>();
   const used = new Set(plan.points.map((p) => p.index));
+  // The style's own reaction is a signature line: at the first point, and once more in longer episodes.
+  const styleReactAt = new Set([0, k >= 10 ? Math.floor(k / 2) : -1]);
+  // Topic questions put a word of the source into a template; inflected languages would need its case.
+  const topicAsks = P.ask.length > 0 && !isCharCounted(req.language) && req.language !== 'ru' && req.language !== 'ar';
   plan.points.forEach((point, i) => {
     const guest = guests[i % guests.length]!;
     let start = -1;
-    if (i > 0 && !compact && i % 2 === 0) start = say(host, `${pick(P.transition, `tr${i}`)}`);
-    const found = topicWord(point, stats);
+    if (i > 0 && !compact && i % 2 === 0) start = say(host, deal(P.transition, 'transition'));
+    const found = topicAsks ? topicWord(point, stats, req.language) : null;
     // A topic already asked about would make two identical questions.
     const topic = found && !topics.has(found.toLowerCase()) ? found : null;
     if (topic) topics.add(topic.toLowerCase());
-    const useStyle = i === 0 || hash(`${seed}|styleask${i}`) % 3 === 0;
-    const question = useStyle ? style[1] : topic && P.ask.length && !isCharCounted(req.language) ? pick(P.ask, `ask${i}`) : pick(P.askPlain, `askp${i}`);
-    const asked = say(host, fill(question, vars(host, guest, { topic: topic ?? '' })));
+    const question = i === 0 ? style[1] : topic ? deal(P.ask, 'ask') : deal(P.askPlain, 'askPlain');
+    const asked = say(host, fill(question, vars(host, { topic: topic ?? '' })), guest);
     if (start < 0) start = asked;
     const extra: string[] = [];
     for (let j = point.index + 1; extra.length < plan.elaboration && j < all.length && j <= point.index + plan.elaboration + 2; j++) {
       const s = all[j]!;
+      if (!ctx.speakableHere(s)) continue;
       if (used.has(j) || s.paragraph !== point.paragraph && extra.length === 0 && j > point.index + 1) continue;
       used.add(j);
       extra.push(s.text);
@@ -171,22 +261,25 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
     // Elaborated points are split across both hosts so neither talks for minutes on end.
     const firstHalf = extra.slice(0, Math.ceil(extra.length / 2));
     const secondHalf = extra.slice(firstHalf.length);
-    say(guest, fill(pick(P.explain, `ex${i}`), vars(guest, host, { text: [point.text, ...firstHalf].join(' ') })));
+    say(guest, fill(deal(P.explain, 'explain'), vars(guest, { text: [point.text, ...firstHalf].join(' ') })), host);
     if (secondHalf.length) {
-      say(host, fill(pick(P.more, `more${i}`), vars(host, guest)));
+      say(host, fill(deal(P.more, 'more'), vars(host)), guest);
       say(guest, secondHalf.join(' '));
     }
-    if (!compact) say(host, fill(i % 2 === 0 ? style[2] : pick(P.react, `re${i}`), vars(host, guest)));
+    // Not every answer needs a reaction; the next question can follow it directly.
+    if (!compact && (styleReactAt.has(i) || hash(`${seed}|react${i}`) % 3 !== 0)) {
+      say(host, fill(styleReactAt.has(i) ? style[2] : deal(P.react, 'react'), vars(host)), guest);
+    }
     ranges.push([start, lines.length - 1]);
     sections.push(`${i + 2}. ${P.sections.point} ${i + 1}: ${shorten(point.text, 90)}`);
   });
 
   if (k >= 3 && !compact) {
-    say(host, fill(pick(P.recap, 'recap'), vars(host, guests[0]!)));
+    say(host, fill(pick(P.recap, 'recap'), vars(host)), guests[0]!);
     sections.push(`${k + 2}. ${P.sections.recap}`);
   }
-  if (!compact) say(guests[0]!, fill(pick(P.thanks, 'thanks'), vars(guests[0]!, host)));
-  say(host, fill(pick(P.signoff, 'signoff'), vars(host, guests[0]!)));
+  if (!compact) say(guests[0]!, fill(pick(P.thanks, 'thanks'), vars(guests[0]!)), host, true);
+  say(host, fill(pick(P.signoff, 'signoff'), vars(host)), guests[0]!);
   sections.push(`${sections.length + 1}. ${P.sections.outro}`);
   return { lines, ranges, sections };
 }

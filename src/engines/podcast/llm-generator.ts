@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { TaskFailure } from '../../domain/errors.js';
+import { inLanguageOf } from './sentence-language.js';
 import {
   isCharCounted,
   PODCAST_STYLES,
@@ -38,7 +39,8 @@ const modelScript = z.object({
   title: z.string().min(1),
   processed_content: z.string(),
   train_data: z.string(),
-  podcast_script: z.array(z.object({ role: z.string().min(1), text: z.string().min(1) })).min(2),
+  // Empty lines are dropped in finish(); refusing the whole answer for one would waste a model call.
+  podcast_script: z.array(z.object({ role: z.string(), text: z.string() })).min(2),
   hightlights: z.array(z.object({ highlight: z.string(), index: z.number().int(), script_start_index: z.number().int(), script_end_index: z.number().int() })),
 });
 type ModelScript = z.infer<typeof modelScript>;
@@ -125,7 +127,13 @@ export class LlmScriptGenerator implements ScriptGenerator {
       'Source:',
       material,
     ].join('\n');
-    const parsed = await this.callJson([{ role: 'system', content: system }, { role: 'user', content: user }], signal);
+    // A model that drifts into English in a Japanese episode is asked again, as for malformed JSON.
+    const inLanguage = (m: ModelScript): string | null => {
+      const texts = m.podcast_script.map((l) => l.text).filter((t) => t.trim());
+      const ok = texts.filter((t) => inLanguageOf(t, req.language)).length;
+      return ok >= texts.length * 0.8 ? null : `${texts.length - ok} of ${texts.length} lines are not in ${language}; write every line in ${language}`;
+    };
+    const parsed = await this.callJson([{ role: 'system', content: system }, { role: 'user', content: user }], signal, inLanguage);
     return this.finish(parsed, req);
   }
 
@@ -159,7 +167,7 @@ export class LlmScriptGenerator implements ScriptGenerator {
     return summaries.map((s, i) => `Part ${i + 1}:\n${s}`).join('\n\n');
   }
 
-  private async callJson(messages: Message[], signal: AbortSignal): Promise<ModelScript> {
+  private async callJson(messages: Message[], signal: AbortSignal, check: (m: ModelScript) => string | null = () => null): Promise<ModelScript> {
     const attempts = this.opts.attempts ?? 3;
     let lastError = '';
     for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -169,7 +177,12 @@ export class LlmScriptGenerator implements ScriptGenerator {
       const reply = await this.chatWithFormat(convo, signal);
       try {
         const result = modelScript.safeParse(extractJsonObject(reply));
-        if (result.success) return result.data;
+        if (result.success) {
+          const problem = check(result.data);
+          if (!problem) return result.data;
+          lastError = problem;
+          continue;
+        }
         lastError = result.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
       } catch (err) {
         lastError = (err as Error).message;
@@ -220,6 +233,14 @@ export class LlmScriptGenerator implements ScriptGenerator {
     const byRole = new Map(req.speakers.map((s) => [s.role.toUpperCase(), s]));
     const byName = new Map(req.speakers.map((s) => [s.name.toLowerCase(), s]));
     let turn = 0;
+    // The model's highlight indices count its empty lines too: map them onto the kept lines.
+    const kept: number[] = [];
+    m.podcast_script.forEach((l, i) => l.text.trim() && kept.push(i));
+    const startAt = (i: number) => {
+      const k = kept.findIndex((x) => x >= i);
+      return k >= 0 ? k : kept.length - 1;
+    };
+    const endAt = (i: number) => Math.max(0, kept.filter((x) => x <= i).length - 1);
     const lines = m.podcast_script
       .filter((l) => l.text.trim())
       .map((l) => {
@@ -229,7 +250,7 @@ export class LlmScriptGenerator implements ScriptGenerator {
       });
     const last = lines.length - 1;
     const hightlights: Highlight[] = m.hightlights
-      .map((h) => ({ highlight: h.highlight, start: Math.max(0, Math.min(h.script_start_index, last)), end: Math.max(0, Math.min(h.script_end_index, last)) }))
+      .map((h) => ({ highlight: h.highlight, start: Math.max(0, Math.min(startAt(h.script_start_index), last)), end: Math.max(0, Math.min(endAt(h.script_end_index), last)) }))
       .filter((h) => h.highlight.trim() && h.start <= h.end)
       .slice(0, 6)
       .map((h, index) => ({ highlight: h.highlight, index, script_start_index: h.start, script_end_index: h.end }));

@@ -90,7 +90,7 @@ export async function extractSource(file: SourceFile, opts: ExtractOptions = {})
   if (!title) title = fileTitle(file.url) ?? firstLine(text);
   // The text decides the language; a declared tag only breaks ties where detection has no answer.
   const language = detectLanguage(text) ?? langHint;
-  return { title: title.replace(/[ \t\r\n]+/g, ' ').trim(), text, language, kind: kind === 'xlsx' ? 'text' : kind };
+  return { title: title.replace(/[ \t\r\n\u00a0]+/g, ' ').trim(), text, language, kind: kind === 'xlsx' ? 'text' : kind };
 }
 
 function classify(bytes: Buffer, file: SourceFile): Kind {
@@ -104,15 +104,38 @@ function classify(bytes: Buffer, file: SourceFile): Kind {
     throw new TaskFailure('Unsupported attachment: zip archives other than DOCX, PPTX, XLSX and EPUB are not accepted');
   }
   if (kind === 'audio' || kind === 'video') throw new TaskFailure('The source is an audio or video file, not a web page or document');
+  // The sniffer reads text as UTF-8 only: a page in Shift_JIS, GBK, EUC-KR or windows-1251 lands here.
+  if (kind === 'unknown' && isLegacyHtml(bytes, ct)) return 'html';
   if (kind === 'unknown') throw new TaskFailure('Unsupported source format: expected a web page, PDF, Office document, EPUB, feed or text');
   const head = bytes.toString('utf8', 0, Math.min(bytes.length, 4096));
   if (looksLikeFeed(head) || /(rss|atom)\+xml/.test(ct)) return 'rss';
   if (kind === 'html') return 'html';
   if (ct.includes('text/vtt') || ext === '.vtt' || ext === '.srt' || looksLikeCaptions(head)) return 'captions';
-  if (ct.includes('html') || /^\s*<(!doctype html|html)/i.test(head)) return 'html';
+  if (ct.includes('html') || HTML_START.test(withoutProlog(head))) return 'html';
   if (ct.includes('markdown') || ext === '.md' || ext === '.markdown') return 'markdown';
   if (format === 'plain' && looksLikeMarkdown(bytes.toString('utf8', 0, 20_000))) return 'markdown';
   return 'text';
+}
+
+const HTML_START = /^<(!doctype html|html[\s>]|head[\s>]|body[\s>])/i;
+
+/** XHTML pages open with an XML declaration, comments or a doctype before <html>. */
+function withoutProlog(head: string): string {
+  return head
+    .replace(/^\ufeff/, '')
+    .replace(/^\s*(<\?[\s\S]*?\?>|<!--[\s\S]*?-->|\s)*/, '')
+    .trimStart();
+}
+
+/**
+ * A page in a legacy encoding: no NUL or other binary control bytes, and HTML once read byte by byte
+ * (every such charset keeps ASCII markup as ASCII).
+ */
+function isLegacyHtml(bytes: Buffer, ct: string): boolean {
+  const head = bytes.subarray(0, 4096);
+  // ESC (0x1b) is allowed: ISO-2022-JP switches character sets with it.
+  if (head.some((b) => b < 0x09 || (b > 0x0d && b < 0x20 && b !== 0x1b))) return false;
+  return ct.includes('html') || HTML_START.test(withoutProlog(head.toString('latin1')));
 }
 
 function emptyMessage(kind: Kind): string {
@@ -188,5 +211,5 @@ export function transcriptSource(text: string, recognisedLanguage: string | null
   const capped = capText(text, opts.maxChars ?? DEFAULT_MAX_SOURCE_CHARS);
   const title = fileTitle(url) ?? firstLine(capped);
   const language = languageFromTag(recognisedLanguage) ?? detectLanguage(capped);
-  return { title: title.replace(/[ \t\r\n]+/g, ' ').trim(), text: capped, language, kind: 'transcript' };
+  return { title: title.replace(/[ \t\r\n\u00a0]+/g, ' ').trim(), text: capped, language, kind: 'transcript' };
 }

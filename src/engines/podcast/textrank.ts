@@ -21,7 +21,9 @@ export function speakable(s: string): string {
   return s
     .replace(/\((?:[^()]*?\bet al\.?[^()]*|[^()]*\b(?:19|20)\d{2}[a-z]?(?:;[^()]*)?)\)/g, '')
     .replace(/\[\d+(?:[,–-]\d+)*\]|\[citation needed\]|\[edit\]/gi, '')
-    .replace(/https?:\/\/\S+/g, '')
+    // A URL inside brackets must not take the closing bracket with it ("Unicode (https://…) is" -> "Unicode is").
+    .replace(/(?:https?:\/\/|www\.)[^\s()[\]<>"”']+/g, '')
+    .replace(/\(\s*[,;:]?\s*\)|\[\s*\]/g, '')
     .replace(/\s+([,.;:!?])/g, '$1')
     .replace(/\s{2,}/g, ' ')
     .trim();
@@ -36,8 +38,11 @@ export function splitSentences(text: string): Array<{ text: string; paragraph: n
     // and an upper-case or digit start, so "e.g. this" and "U.S. law" stay whole more often.
     const parts = flat.match(/[^。！？!?.]+(?:[。！？]+[」』”’）)]*|[!?]+["”’)]*(?=\s|$)|\.(?:["”’)]*)(?=\s+[\p{Lu}\p{N}"“‘(]|\s*$)|\.)|[^。！？!?.]+$/gu) ?? [flat];
     let buf = '';
-    for (const part of parts) {
+    for (const [k, part] of parts.entries()) {
       buf += part;
+      // A period between Latin letters or digits is inside a word: a file name, a version, a domain ("sources.list").
+      const next = parts[k + 1];
+      if (next !== undefined && /[A-Za-z0-9]\.$/.test(part) && /^[A-Za-z0-9]/.test(next)) continue;
       // Abbreviations and initials ("Dr.", "J. R.") would otherwise end a sentence.
       if (/(?:\b[\p{Lu}]|\b(?:Mr|Mrs|Ms|Dr|Prof|St|vs|etc|e\.g|i\.e|Fig|No|Sr|Jr|Inc|Ltd|Co|Sra|Sr|Nr|bzw|z\.B|ca))\.$/u.test(buf.trim())) continue;
       const s = buf.trim();
@@ -61,8 +66,18 @@ export function tokenize(s: string): string[] {
 }
 
 /** Sentences with TextRank scores (summing to about the sentence count); document order kept. */
+/**
+ * A numbered heading or table-of-contents entry ("1.2.2 ファイルシステムの内側.", "3.1 Installing packages.",
+ * "11 データー変換11.1 テキストデーター変換ツール."): not a sentence, and a manual's table of contents
+ * must not use up the sentences ranked.
+ */
+export function headingLike(t: string): boolean {
+  if (/^\d+(?:\.\d+)+\.?\s/.test(t)) return true;
+  return CJK.test(t) && /\d+\.\d+\s*\S/.test(t) && !/[。！？]/.test(t);
+}
+
 export function rankSentences(text: string, maxSentences = 600): Sentence[] {
-  const raw = splitSentences(text).slice(0, maxSentences);
+  const raw = splitSentences(text).filter((s) => !headingLike(s.text)).slice(0, maxSentences);
   const sentences: Sentence[] = raw.map((s, index) => ({ index, paragraph: s.paragraph, text: s.text, tokens: tokenize(s.text), score: 0 }));
   const n = sentences.length;
   if (!n) return sentences;
@@ -105,6 +120,7 @@ export function rankSentences(text: string, maxSentences = 600): Sentence[] {
 /** Whether a sentence can stand alone as a spoken key point (not a fragment, table row or caption). */
 export function usableKeyPoint(s: Sentence): boolean {
   const t = s.text;
+  if (headingLike(t)) return false;
   const cjk = CJK.test(t);
   const size = cjk ? [...t].length : t.split(/\s+/).length;
   if (cjk ? size < 10 || size > 160 : size < 6 || size > 60) return false;
@@ -133,7 +149,38 @@ export function termStats(all: Sentence[]): TermStats {
   return { tf, df, sentences: all.length };
 }
 
-export function topicWord(s: Sentence, stats: TermStats): string | null {
+// Words after these are nouns: a question "about {topic}" needs one ("Tell us about represented" does not work).
+const DETERMINERS: Record<string, Set<string>> = {
+  en: new Set(['the', 'a', 'an', 'this', 'these', 'that', 'those', 'its', 'their', 'our', 'your', 'his', 'her', 'each', 'every']),
+  es: new Set(['el', 'la', 'los', 'las', 'un', 'una', 'unos', 'unas', 'este', 'esta', 'estos', 'estas', 'su', 'sus', 'del', 'al']),
+  fr: new Set(['le', 'la', 'les', 'un', 'une', 'des', 'du', 'ce', 'cet', 'cette', 'ces', 'son', 'sa', 'ses', 'leur', 'leurs', 'au', 'aux']),
+  pt: new Set(['o', 'a', 'os', 'as', 'um', 'uma', 'uns', 'umas', 'este', 'esta', 'estes', 'estas', 'seu', 'sua', 'seus', 'suas', 'do', 'da', 'dos', 'das', 'no', 'na', 'nos', 'nas']),
+};
+
+/** Whether `word` (lower case) is used as a noun in the sentence, judged from its spelling and neighbour. */
+function nounInSentence(word: string, text: string, language: string): boolean {
+  if (language === 'de') {
+    // German nouns are capitalised; the first word of a sentence proves nothing.
+    const m = new RegExp(`(?<=\\s)(${escapeRe(word)})(?![\\p{L}\\p{N}])`, 'iu').exec(text);
+    return Boolean(m && /^\p{Lu}/u.test(m[1]!));
+  }
+  const dets = DETERMINERS[language];
+  if (!dets) return true;
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? [];
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] !== word) continue;
+    const prev = words[i - 1] ?? '';
+    // French and Italian-style elision: "l’utilisateur".
+    if (dets.has(prev) || /^[ld]['’]/.test(word)) return true;
+  }
+  return false;
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+export function topicWord(s: Sentence, stats: TermStats, language = 'en'): string | null {
   if (CJK.test(s.text)) return null;
   const { tf, df } = stats;
   const all = { length: stats.sentences };
@@ -143,6 +190,7 @@ export function topicWord(s: Sentence, stats: TermStats): string | null {
     if (t.length < 4 || /^\d/.test(t)) continue;
     const d = df.get(t) ?? 1;
     if (d > all.length * 0.3 && all.length > 5) continue;
+    if (!nounInSentence(t, s.text, language)) continue;
     const sc = Math.log(1 + (tf.get(t) ?? 0)) * Math.log(1 + all.length / d) * Math.min(t.length, 10);
     if (sc > bestScore) {
       bestScore = sc;
@@ -151,6 +199,6 @@ export function topicWord(s: Sentence, stats: TermStats): string | null {
   }
   if (!best) return null;
   // Speak it as it is written in the text (case of proper nouns).
-  const m = new RegExp(`[\\p{L}\\p{N}'’-]*${best.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\\p{L}\\p{N}'’-]*`, 'iu').exec(s.text);
+  const m = new RegExp(`[\\p{L}\\p{N}'’-]*${escapeRe(best)}[\\p{L}\\p{N}'’-]*`, 'iu').exec(s.text);
   return m ? m[0] : best;
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../../domain/errors.js';
+import { hostNames } from '../../domain/podcast-hosts.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
 import type { AuthService } from '../../services/auth.js';
 import { apiKeyOf, InFlightRequests, requireApiKey } from '../auth-hooks.js';
@@ -44,7 +45,10 @@ export function registerVoiceRoutes(
       }
     },
     handler: async (request) => {
-      const voices = filter(await deps.voices.list(), request.query).filter((v) =>
+      const all = await deps.voices.list();
+      // Names over the whole list, so a voice keeps its host name whatever the filter.
+      const hosts = hostNames(all.filter((v) => (PODCAST_LANGUAGES as readonly string[]).includes(v.language)));
+      const voices = filter(all, request.query).filter((v) =>
         (PODCAST_LANGUAGES as readonly string[]).includes(v.language),
       );
       const records = voices.map((v) => ({
@@ -58,9 +62,10 @@ export function registerVoiceRoutes(
         image: `${deps.publicBaseUrl}/assets/voices/${v.id}.svg`,
         audio: `${deps.publicBaseUrl}/assets/voices/${v.id}.mp3`,
         voice_id: String(v.id),
-        tags: [v.language, GENDER_TEXT[v.gender] ?? '', AGE_TEXT[v.age] ?? ''].filter(Boolean),
+        // The voice's description stays findable as a tag; display_name is the host name the scripts use.
+        tags: [v.language, GENDER_TEXT[v.gender] ?? '', AGE_TEXT[v.age] ?? '', v.display_name].filter(Boolean),
         name: v.name,
-        display_name: v.display_name,
+        display_name: hosts.get(v.id) ?? v.display_name,
       }));
       return success(page(records, request.query));
     },

@@ -4,7 +4,7 @@ import { podcastCredits } from '../../domain/pricing.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 import type { PodcastAudioParams } from '../../services/kinds/podcast.js';
 import { encodeWav } from '../../media/wav.js';
-import { normalizeLoudness, type LoudnessTarget } from '../../media/loudnorm.js';
+import { normalizeLoudnessLimited, type LoudnessTarget } from '../../media/loudnorm.js';
 import { resample } from '../../media/resample.js';
 import { mixMusicBed } from '../../media/music-bed.js';
 import { renderTranscript } from '../../engines/podcast/script.js';
@@ -69,7 +69,16 @@ export class PodcastAudioHandler implements TaskHandler {
       });
     }
     const mp3Path = join(ctx.tmpDir, 'podcast.mp3');
-    await normalizeLoudness(wavPath, mp3Path, { ffmpeg: this.deps.ffmpeg, target: this.deps.target, format: 'mp3', bitrateKbps: 128, sampleRate: RATE, signal: ctx.signal });
+    // Linear loudnorm stops short of the target when the peak ceiling is in the way (measured -17.2 LUFS
+    // for -16 on built-in voices); the limited normalization meters and corrects until it lands.
+    await normalizeLoudnessLimited(wavPath, mp3Path, {
+      ffmpeg: this.deps.ffmpeg,
+      target: this.deps.target,
+      format: 'mp3',
+      bitrateKbps: 128,
+      sampleRate: RATE,
+      signal: ctx.signal,
+    });
     ctx.onProgress(0.97);
     const fileKey = `tasks/${ctx.task.id}/podcast.mp3`;
     await this.deps.blobs.putFile(fileKey, mp3Path, 'audio/mpeg');

@@ -1,13 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
+import { hostNames } from '../../domain/podcast-hosts.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
 import type { PodcastScriptParams } from '../../services/kinds/podcast.js';
+import { plainToText } from '../../engines/podcast/extract/plain.js';
 import { detectLanguage, extractSource, extractVideoCaptions, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
 import { findAsrModel } from '../../engines/asr/whisper.js';
 import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
 import type { SniffedType } from '../../media/fetch-input.js';
-import type { ScriptGenerator, SpeakerInfo } from '../../engines/podcast/script.js';
+import { PODCAST_LANGUAGES, type ScriptGenerator, type SpeakerInfo } from '../../engines/podcast/script.js';
 import type { InputFetcher } from '../input-fetcher.js';
 import type { EngineThreadPool } from '../threads/pool.js';
 import { asrLimitMessage, type AsrThreadInput, type AsrThreadOutput } from '../threads/asr-task.js';
@@ -46,7 +48,8 @@ export class PodcastScriptHandler implements TaskHandler {
   private async readSource(p: PodcastScriptParams, ctx: JobContext): Promise<ExtractedSource> {
     if (p.sourceType === 4) {
       const text = (p.text ?? '').trim();
-      return { title: '', text, language: detectLanguage(text), kind: 'text' };
+      // A pasted article usually starts with its headline on a line of its own.
+      return { title: plainToText(text).title, text, language: detectLanguage(text), kind: 'text' };
     }
     const url = p.url!;
     const file = join(ctx.tmpDir, 'source');
@@ -66,7 +69,7 @@ export class PodcastScriptHandler implements TaskHandler {
     }
     // An attachment that is a recording is transcribed like a media link.
     if (p.sourceType === 3 && isMedia(fetched.sniffed)) return this.transcribe(file, url, ctx, p.language);
-    return extractSource({ path: file, sniffed: fetched.sniffed, contentType: null, url });
+    return extractSource({ path: file, sniffed: fetched.sniffed, contentType: fetched.contentType, url });
   }
 
   /** Audio/video source -> Whisper transcript, in the engine thread pool (never on the API's loop). */
@@ -99,13 +102,16 @@ export class PodcastScriptHandler implements TaskHandler {
       ? p.speakers.map((id) => all.find((v) => v.id === id)).filter((v): v is VoiceRecord => Boolean(v))
       : defaultSpeakers(all, language);
     if (chosen.length === 0) throw new TaskFailure(`No podcast voice speaks ${language}`);
-    const speakers: SpeakerInfo[] = chosen.map((v, i) => ({
-      role: ROLES[i] ?? `S${i + 1}`,
-      name: v.display_name,
-      avatar: this.deps.avatarUrl(v.id),
-      voiceId: String(v.id),
-      gender: v.gender === 2 ? 'female' : 'male',
-    }));
+    // The same host names as the podcast voice list shows (display_name there).
+    const hosts = hostNames(all.filter((v) => (PODCAST_LANGUAGES as readonly string[]).includes(v.language)));
+    const taken = new Set<string>();
+    const speakers: SpeakerInfo[] = chosen.map((v, i) => {
+      let name = hosts.get(v.id) ?? v.display_name;
+      // The same voice twice still makes two hosts a listener can tell apart by name.
+      if (taken.has(name)) name = `${name} ${ROLES[i] ?? i + 1}`;
+      taken.add(name);
+      return { role: ROLES[i] ?? `S${i + 1}`, name, avatar: this.deps.avatarUrl(v.id), voiceId: String(v.id), gender: v.gender === 2 ? 'female' : 'male' };
+    });
     const sourceData = p.url ?? source.text.slice(0, 300);
     const script = await this.deps.generator.generate(
       { source, sourceData, language, style: p.style, duration: p.duration, speakers },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuiltinScriptGenerator, SIZE_TOLERANCE } from '../../../src/engines/podcast/builtin-generator.js';
 import { measureSize, PODCAST_LANGUAGES, renderTranscript, targetSize, type ScriptRequest, type SpeakerInfo } from '../../../src/engines/podcast/script.js';
+import { headingLike, rankSentences, termStats, topicWord } from '../../../src/engines/podcast/textrank.js';
 import type { ExtractedSource } from '../../../src/engines/podcast/sources.js';
 
 const speakers: SpeakerInfo[] = [
@@ -102,5 +103,85 @@ describe('BuiltinScriptGenerator', () => {
     const third: SpeakerInfo = { role: 'C', name: 'Ana', avatar: '', voiceId: 'voice-c', gender: 'female' };
     const s = await gen.generate({ ...request('es', 6, 3, longEnglish()), speakers: [...speakers, third] }, signal);
     expect(new Set(s.podcast_script.map((l) => l.role))).toEqual(new Set(['A', 'B', 'C']));
+  });
+
+  it('every style in every language: no placeholder or name marker is left in a line', async () => {
+    for (const language of PODCAST_LANGUAGES) {
+      const text = ['zh', 'zh_yue', 'ja', 'ko'].includes(language) ? longCjk(language as 'zh') : longEnglish();
+      for (let style = 1; style <= 9; style++) {
+        const s = await gen.generate(request(language, style, 3, text), signal);
+        for (const l of s.podcast_script) expect(l.text, `${language} style ${style}`).not.toMatch(/\{\w+\}|\ue000/u);
+      }
+    }
+  });
+
+  it('a listener hears no host line twice, the style question once, and names only now and then', async () => {
+    for (const [style, level] of [1, 2, 3, 4, 5, 6, 7, 8, 9].flatMap((st) => [[st, 2], [st, 3]] as const)) {
+      const s = await gen.generate(request('en', style, level, longEnglish()), signal);
+      const hostLines = s.podcast_script.filter((l) => l.role === 'A').map((l) => l.text);
+      if (level === 2) expect(new Set(hostLines).size, `style ${style}`).toBe(hostLines.length);
+      // Template sentences (not the source's) are never repeated word for word.
+      const sentences = hostLines.join(' ').split(/(?<=[.!?])\s+/);
+      const counts = new Map<string, number>();
+      for (const x of sentences) counts.set(x, (counts.get(x) ?? 0) + 1);
+      // A 1-3 minute episode never repeats one; a longer one only after the whole pool has been used.
+      expect([...counts].filter(([, n]) => n > (level === 2 ? 1 : 3)), `style ${style} level ${level}`).toEqual([]);
+      // After the introductions, the other host's name is in at most every other line.
+      const named = s.podcast_script.slice(2).filter((l) => l.text.includes(l.role === 'A' ? 'Leo' : 'Maya')).length;
+      expect(named, `style ${style}`).toBeLessThanOrEqual(Math.ceil((s.podcast_script.length - 2) / 2));
+    }
+  });
+
+  it('sentences in another language than the episode are not read out', async () => {
+    const fr = [
+      'Le système de gestion des paquets de Debian permet d’installer des logiciels depuis une archive cohérente et fiable.',
+      'Les paquets sont vérifiés avant leur installation et les dépendances sont résolues automatiquement par le système.',
+      'The current Debian package management system which can utilize all these resources is the Advanced Packaging Tool.',
+      'Les miroirs de l’archive sont répartis dans le monde entier pour que chacun puisse télécharger rapidement les paquets.',
+      'La commande apt est recommandée pour toutes les opérations interactives sur la ligne de commande du système.',
+      'Les mises à jour de sécurité sont publiées régulièrement et peuvent être installées sans redémarrer la machine.',
+    ];
+    const s = await gen.generate(request('fr', 1, 2, fr.join(' ')), signal);
+    expect(s.podcast_script_txt).not.toMatch(/Advanced Packaging Tool/);
+    expect(s.podcast_script_txt).toMatch(/miroirs|mises à jour|commande apt/);
+  });
+
+  it('a topic question names a noun of the sentence, never an adjective or a verb form', () => {
+    const de = rankSentences('Debian ist eine Organisation Freiwilliger, die konsistente Distributionen vorkompilierter Binärpakete erstellt. Das Archiv wird von vielen Spiegeln bereitgestellt. Es ist auch als DVD erhältlich.');
+    const wordDe = topicWord(de[0]!, termStats(de), 'de');
+    expect(wordDe && /^\p{Lu}/u.test(wordDe)).toBe(true);
+    const en = rankSentences('This sequence of code points needs to be represented in memory as a set of code units. Bytes are mapped later. Nothing else happens here today.');
+    expect(topicWord(en[0]!, termStats(en), 'en')).not.toBe('represented');
+  });
+
+  it('pasted text without a title: the hosts announce a real title, cut at a word, never ""', async () => {
+    const req = request('en', 1, 2, longEnglish());
+    const s = await gen.generate({ ...req, source: { ...req.source, title: '' } }, signal);
+    expect(s.title.length).toBeGreaterThan(10);
+    expect(s.title).toMatch(/(\w|…)$/);
+    expect(s.podcast_script[0]!.text).toContain(`"${s.title}"`);
+    expect(s.podcast_script[0]!.text).not.toContain('""');
+  });
+
+  it('slide titles and bullets on their own lines do not run into the next sentence', async () => {
+    const slides = [1, 2, 3, 4, 5, 6].map((i) => `Slide ${i} title\nFirst bullet\nSecond bullet\nThe archive number ${i} is mirrored on many servers around the world for faster downloads by every user.`).join('\n\n');
+    const s = await gen.generate(request('en', 1, 2, slides), signal);
+    expect(s.podcast_script_txt).not.toMatch(/bullet|Slide \d title/);
+    expect(s.podcast_script_txt).toMatch(/is mirrored on many servers/);
+  });
+
+  it('a source of short lines only (a spreadsheet) still makes a script', async () => {
+    const rows = ['Alpha, Beta, Gamma, Delta', '1, 2, 3, 4', 'Quarterly revenue, 120, 135, 150', 'Quarterly costs, 80, 90, 95', 'Head count, 10, 12, 14'].join('\n');
+    const s = await gen.generate(request('en', 1, 1, rows), signal);
+    expect(s.podcast_script.length).toBeGreaterThan(1);
+  });
+
+  it('numbered headings and table-of-contents lines from a PDF are not sentences', () => {
+    expect(headingLike('1.2.2 ファイルシステムの内側とその構造について.')).toBe(true);
+    expect(headingLike('11 データー変換11.1 テキストデーター変換ツール.')).toBe(true);
+    expect(headingLike('3.1 Installing packages from the archive.')).toBe(true);
+    expect(headingLike('Debian のパッケージ管理システムは多彩な歴史があり、多くの選択肢があります。')).toBe(false);
+    const ranked = rankSentences('1.2.2 ファイルシステムの内側とその構造について. Debian のパッケージ管理システムは多彩な歴史があり、多くの選択肢があります。');
+    expect(ranked.map((x) => x.text)).toEqual(['Debian のパッケージ管理システムは多彩な歴史があり、多くの選択肢があります。']);
   });
 });

@@ -86,6 +86,25 @@ describe('LlmScriptGenerator', () => {
     expect(s.title).toBe('Bridges');
   });
 
+  it('accepts an answer with an empty line and maps the highlight indices onto the kept lines', async () => {
+    const withEmpty = { ...GOOD, podcast_script: [GOOD.podcast_script[0], { role: 'B', text: '' }, ...GOOD.podcast_script.slice(1)], hightlights: [{ highlight: 'Arches', index: 0, script_start_index: 2, script_end_index: 3 }] };
+    replies.push(() => ({ content: JSON.stringify(withEmpty) }));
+    const s = await new LlmScriptGenerator({ baseUrl: base, model: 'tiny' }).generate(req('text'), signal);
+    expect(calls).toHaveLength(1);
+    expect(s.podcast_script).toHaveLength(4);
+    expect(s.hightlights[0]).toMatchObject({ script_start_index: 1, script_end_index: 2 });
+  });
+
+  it('asks again when the lines are not in the episode language', async () => {
+    const ja = { ...GOOD, podcast_script: [{ role: 'A', text: 'こんにちは、レオさん。今日は橋の話です。' }, { role: 'B', text: 'アーチは重さを外側に押し出します。' }] };
+    replies.push(() => ({ content: JSON.stringify(GOOD) }));
+    replies.push(() => ({ content: JSON.stringify(ja) }));
+    const s = await new LlmScriptGenerator({ baseUrl: base, model: 'tiny' }).generate({ ...req('text'), language: 'ja' }, signal);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.body.messages.at(-1)!.content).toMatch(/not in Japanese/);
+    expect(s.podcast_script[0]!.text).toMatch(/こんにちは/);
+  });
+
   it('fails after three malformed answers', async () => {
     for (let i = 0; i < 3; i++) replies.push(() => ({ content: 'not json at all' }));
     await expect(new LlmScriptGenerator({ baseUrl: base, model: 'tiny' }).generate(req('text'), signal)).rejects.toThrow(/malformed/);

@@ -122,6 +122,67 @@ describe('extractSource on generated fixtures', () => {
   });
 });
 
+describe('legacy charsets, XHTML and page furniture (real-site shapes)', () => {
+  // "软件包管理系统是 Debian 最重要的部分之一。它可以从网络上的档案库中安装软件，并自动处理依赖关系。" in GBK and "Пакетная система Debian позволяет устанавливать программы из архива и автоматически учитывает зависимости между пакетами." in windows-1251: no UTF-8 anywhere in these pages.
+  const GBK_SENTENCE = Buffer.from('c8edbcfeb0fcb9dcc0edcfb5cdb3cac72044656269616e20d7eed6d8d2aab5c4b2bfb7d6d6aed2bba1a3cbfcbfc9d2d4b4d3cdf8c2e7c9cfb5c4b5b5b0b8bfe2d6d0b0b2d7b0c8edbcfea3acb2a2d7d4b6afb4a6c0edd2c0c0b5b9d8cfb5a1a3', 'hex');
+  const GBK_TITLE = Buffer.from('c8edbcfeb0fcb9dcc0edc8ebc3c5', 'hex');
+  const CP1251_SENTENCE = Buffer.from('cfe0eae5f2ede0ff20f1e8f1f2e5ece02044656269616e20efeee7e2eeebffe5f220f3f1f2e0ede0e2ebe8e2e0f2fc20eff0eee3f0e0ececfb20e8e720e0f0f5e8e2e020e820e0e2f2eeece0f2e8f7e5f1eae820f3f7e8f2fbe2e0e5f220e7e0e2e8f1e8eceef1f2e820ece5e6e4f320efe0eae5f2e0ece82e20', 'hex');
+  // Numbered so that no paragraph is an exact repeat (repeated short lines count as page furniture).
+  const para = (b: Buffer, n: number) => Buffer.concat(Array.from({ length: n }, (_, i) => Buffer.concat([Buffer.from('<p>'), b, b, Buffer.from(` (${i + 1})</p>`)])));
+
+  it('a GBK page declared in <meta> is decoded, not refused as an unknown format', async () => {
+    const page = Buffer.concat([
+      Buffer.from('<!DOCTYPE html><html lang="zh-CN"><head><meta http-equiv="Content-Type" content="text/html; charset=gb2312"><title>'),
+      GBK_TITLE,
+      Buffer.from('</title></head><body><nav><a href="/">Home</a></nav><article><h1>'),
+      GBK_TITLE,
+      Buffer.from('</h1>'),
+      para(GBK_SENTENCE, 6),
+      Buffer.from('</article></body></html>'),
+    ]);
+    expect(sniffMediaType(page.subarray(0, 4096)).kind).toBe('unknown');
+    const r = await extractBytes('gbk.html', page);
+    expect(r.kind).toBe('html');
+    expect(r.language).toBe('zh');
+    expect(r.title).toBe('软件包管理入门');
+    expect(r.text).toContain('档案库');
+  });
+
+  it('a windows-1251 page whose charset is only in the Content-Type header', async () => {
+    const page = Buffer.concat([Buffer.from('<html><head><title>Debian</title></head><body><article>'), para(CP1251_SENTENCE, 6), Buffer.from('</article></body></html>')]);
+    const r = await extractBytes('ru.html', page, 'text/html; charset=windows-1251');
+    expect(r.language).toBe('ru');
+    expect(r.text).toContain('Пакетная система Debian');
+  });
+
+  it('an XHTML page with an XML declaration is read as HTML (no markup spoken, real title)', async () => {
+    const body = Array.from({ length: 6 }, () => `<p>The <code class="literal">apt</code> command installs packages from the archive and resolves their dependencies automatically for you.</p>`).join('');
+    const xhtml = `<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN" "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Chapter 2. Package management</title></head><body><div class="chapter">${body}</div></body></html>`;
+    const r = await extractBytes('ch02.html', xhtml);
+    expect(r.kind).toBe('html');
+    expect(r.title).toBe('Chapter 2. Package management');
+    expect(r.text).not.toMatch(/<code|<\?xml/);
+    expect(r.text).toContain('The apt command installs packages');
+  });
+
+  it('newsletter boxes, cookie banners and comments inside the article are dropped; the site name leaves the title', async () => {
+    const html = `<!doctype html><html lang="en"><head><title>New library opens | Town Site</title><meta property="og:site_name" content="Town Site"></head><body>
+      <div class="cookie-banner"><p>We use cookies to improve your experience on our website and to show you relevant advertising.</p></div>
+      <article><h1>New library opens</h1>${[1, 2, 3, 4].map((i) => `<p>${PARA}Paragraph ${i} adds detail.</p>`).join('')}
+      <div class="newsletter"><h3>Subscribe to our newsletter</h3><p>Get the best stories delivered to your inbox every morning, sign up now.</p></div>
+      <section id="comments"><p>Great article, I have been waiting for this library for years and years now!</p></section></article></body></html>`;
+    const r = await extractBytes('furniture.html', html);
+    expect(r.text).toContain('Paragraph 4 adds detail.');
+    expect(r.text).not.toMatch(/newsletter|inbox|cookies|waiting for this library/i);
+    expect(r.title).toBe('New library opens');
+  });
+
+  it('a documentation suffix leaves the title', async () => {
+    const html = `<html><head><title>Unicode HOWTO — Python 3.11.2 documentation</title></head><body><div class="body"><h1>Unicode HOWTO</h1>${[1, 2, 3, 4].map((i) => `<p>${PARA}Paragraph ${i}.</p>`).join('')}</div></body></html>`;
+    expect((await extractBytes('unicode.html', html)).title).toBe('Unicode HOWTO');
+  });
+});
+
 describe('detectLanguage', () => {
   it.each([
     ['en', 'The weather was lovely yesterday, so we walked along the river to the old mill.'],
@@ -136,6 +197,16 @@ describe('detectLanguage', () => {
     ['ja', '昨日は天気が良かったので、川沿いを古い水車小屋まで歩きました。'],
     ['ko', '어제는 날씨가 좋아서 강을 따라 오래된 방앗간까지 걸었습니다.'],
   ])('%s', (lang, text) => expect(detectLanguage(text)).toBe(lang));
+
+  it('a Russian manual opening with an English licence paragraph is Russian', () => {
+    const licence = 'This document may be used under the terms of the GNU General Public License version 2 or higher. '.repeat(4);
+    expect(detectLanguage(`${licence}\n\n${`Руководство начинающего разработчика Debian описывает, как собрать пакет из исходного кода программы и отправить его в архив. `.repeat(4)}`)).toBe('ru');
+  });
+
+  it('a Japanese manual full of command names is Japanese', () => {
+    const text = 'パッケージのインストールと削除には apt-get install や apt-get remove --purge を使い、設定は /etc/apt/sources.list に書きます。'.repeat(3);
+    expect(detectLanguage(text)).toBe('ja');
+  });
 
   it('returns null for languages outside the spec list', () => {
     expect(detectLanguage('Včera bylo hezky, a tak jsme se prošli podél řeky až ke starému mlýnu a zpátky domů.')).toBeNull();

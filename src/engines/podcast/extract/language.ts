@@ -35,16 +35,21 @@ export function detectLanguage(text: string): string | null {
   const arabic = count(sample, ARABIC);
   const cyr = count(sample, CYRILLIC);
   const latin = count(sample, LATIN);
-  const total = han + kana + hangul + arabic + cyr + latin;
+  // One CJK character carries about what three Latin letters do: weighted so that a Japanese manual full
+  // of command names and URLs still reads as Japanese.
+  const cjk = 3 * (han + kana + hangul);
+  const total = cjk + arabic + cyr + latin;
   if (total < 3) return null;
-  if (hangul > 0.3 * total) return 'ko';
-  if (kana > 0.05 * (han + kana) && kana + han > 0.3 * total) return 'ja';
-  if (han > 0.3 * total) {
+  if (3 * hangul > 0.3 * total) return 'ko';
+  if (kana > 0.05 * (han + kana) && 3 * (kana + han) > 0.3 * total) return 'ja';
+  if (3 * han > 0.3 * total) {
     const yue = count(sample, CANTONESE);
     return yue >= Math.max(2, han * 0.01) ? 'zh_yue' : 'zh';
   }
-  if (arabic > 0.3 * total) return detectFromModel(sample, ['ar']);
-  if (cyr > 0.3 * total) return detectFromModel(sample, ['ru']);
+  // Arabic and Cyrillic script: the spec has one language each, and an n-gram model misled by an English
+  // licence paragraph must not turn a Russian document into an English episode.
+  if (arabic > 0.3 * total) return 'ar';
+  if (cyr > 0.3 * total) return 'ru';
   return detectFromModel(sample, ['en', 'es', 'fr', 'pt', 'de']);
 }
 
