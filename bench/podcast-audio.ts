@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DURATION_LEVELS, measureSize, rateOf } from '../src/engines/podcast/script.js';
 import { extractSource } from '../src/engines/podcast/sources.js';
-import { sniffMediaType } from '../src/media/fetch-input.js';
+import { sniffMediaType } from '../src/media/sniff.js';
 import { startTestApp } from '../test/helpers/app.js';
 import { machine, root, writeResult } from './lib.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { BuiltinScriptGenerator } from '../src/engines/podcast/builtin-generator.js';
 import { DURATION_LEVELS, isCharCounted, measureSize, SPEAKING_RATE, targetSize, type SpeakerInfo } from '../src/engines/podcast/script.js';
 import { extractSource, type ExtractedSource } from '../src/engines/podcast/sources.js';
-import { sniffMediaType } from '../src/media/fetch-input.js';
+import { sniffMediaType } from '../src/media/sniff.js';
 import { machine, median, root, writeResult } from './lib.js';
 
 const SPEAKERS: SpeakerInfo[] = [

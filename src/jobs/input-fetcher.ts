@@ -5,7 +5,8 @@ import { TaskFailure } from '../domain/errors.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { UrlSigner } from '../http/signed-url.js';
 import { keyFromPath } from '../http/routes/files.js';
-import { fetchToFile, FetchInputError, sniffMediaType, type SniffedType } from '../media/fetch-input.js';
+import { fetchToFile, FetchInputError } from '../media/fetch-input.js';
+import { sniffMediaType, type SniffedType } from '../media/sniff.js';
 
 export interface FetchedInput {
   path: string;

@@ -7,6 +7,7 @@ import net from 'node:net';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import ipaddr from 'ipaddr.js';
+import { sniffMediaType, type SniffedType } from './sniff.js';
 
 /**
  * Downloads a user-supplied input URL to a local file, defending against SSRF:
@@ -49,13 +50,6 @@ export interface FetchInputOptions {
    * make a "public" address land on a 127.0.0.1 server. Never set this in production code.
    */
   testOnlyConnectTo?: (checked: ResolvedAddress) => ResolvedAddress;
-}
-
-export type SniffedKind = 'audio' | 'video' | 'html' | 'pdf' | 'zip' | 'text' | 'unknown';
-export interface SniffedType {
-  kind: SniffedKind;
-  /** e.g. 'mp3', 'wav', 'm4a', 'webm', 'docx'; null when nothing more specific is known. */
-  format: string | null;
 }
 
 export interface FetchResult {
@@ -312,109 +306,4 @@ function toFetchError(err: unknown, target: URL, timedOut: boolean, opts: FetchI
     return new FetchInputError('network', `Secure connection to "${host}" failed (TLS error)`);
   }
   return new FetchInputError('network', `Download from "${host}" failed`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Content sniffing: the first bytes decide what we got; the server's Content-Type is never trusted.
-
-const ASF_GUID = Buffer.from('3026b2758e66cf11a6d900aa0062ce6c', 'hex');
-const EBML_MAGIC = Buffer.from('1a45dfa3', 'hex');
-const M4A_BRANDS = new Set(['M4A ', 'M4B ', 'M4P ', 'F4A ', 'F4B ']);
-const M4V_BRANDS = new Set(['M4V ', 'M4VH', 'M4VP', 'F4V ', 'F4P ']);
-const IMAGE_BRANDS = new Set(['heic', 'heix', 'mif1', 'msf1', 'avif', 'avis']);
-// WHATWG mime-sniff "HTML" patterns: each must be followed by a space or '>'.
-const HTML_TAGS = ['!doctype html', 'html', 'head', 'script', 'iframe', 'h1', 'div', 'font', 'table', 'a', 'style', 'title', 'b', 'body', 'br', 'p'];
-
-const kindOf = (kind: SniffedKind, format: string | null = null): SniffedType => ({ kind, format });
-
-export function sniffMediaType(b: Buffer): SniffedType {
-  const at = (off: number, s: string) => b.length >= off + s.length && b.toString('latin1', off, off + s.length) === s;
-  if (at(0, 'ID3')) return kindOf('audio', 'mp3');
-  if (at(0, 'RIFF') || at(0, 'RF64') || at(0, 'BW64')) {
-    if (at(8, 'WAVE')) return kindOf('audio', 'wav');
-    if (at(8, 'AVI ')) return kindOf('video', 'avi');
-  }
-  if (at(0, 'fLaC')) return kindOf('audio', 'flac');
-  if (at(0, 'OggS')) {
-    if (at(28, 'OpusHead')) return kindOf('audio', 'opus');
-    if (at(29, 'theora')) return kindOf('video', 'ogv');
-    if (at(28, '\x7fFLAC')) return kindOf('audio', 'flac');
-    if (at(28, 'Speex   ')) return kindOf('audio', 'speex');
-    return kindOf('audio', 'ogg');
-  }
-  if (at(4, 'ftyp')) return sniffFtyp(b);
-  if (b.subarray(0, 4).equals(EBML_MAGIC)) {
-    const head = b.toString('latin1', 0, 64);
-    return kindOf('video', head.includes('webm') ? 'webm' : 'mkv');
-  }
-  if (at(0, 'FORM') && (at(8, 'AIFF') || at(8, 'AIFC'))) return kindOf('audio', 'aiff');
-  if (b.subarray(0, 16).equals(ASF_GUID)) return kindOf('audio', 'wma');
-  if (at(0, '#!AMR-WB\n')) return kindOf('audio', 'amr-wb');
-  if (at(0, '#!AMR\n')) return kindOf('audio', 'amr');
-  if (at(0, 'caff')) return kindOf('audio', 'caf');
-  if (at(0, '%PDF-')) return kindOf('pdf', 'pdf');
-  if (at(0, 'PK\x03\x04') || at(0, 'PK\x05\x06')) return sniffZip(b);
-  if (isAdts(b)) return kindOf('audio', 'aac');
-  if (isMpegAudioFrame(b)) return kindOf('audio', 'mp3');
-  return sniffText(b);
-}
-
-function sniffFtyp(b: Buffer): SniffedType {
-  const major = b.toString('latin1', 8, 12);
-  const boxEnd = Math.min(b.length, b.readUInt32BE(0));
-  const compatible: string[] = [];
-  for (let off = 16; off + 4 <= boxEnd; off += 4) compatible.push(b.toString('latin1', off, off + 4));
-  if (M4A_BRANDS.has(major)) return kindOf('audio', 'm4a');
-  if (IMAGE_BRANDS.has(major)) return kindOf('unknown', 'heif');
-  if (major === 'qt  ') return kindOf('video', 'mov');
-  if (major.startsWith('3g')) return kindOf('video', '3gp');
-  if (!M4V_BRANDS.has(major) && compatible.some((c) => M4A_BRANDS.has(c))) return kindOf('audio', 'm4a');
-  return kindOf('video', 'mp4');
-}
-
-function sniffZip(b: Buffer): SniffedType {
-  const head = b.toString('latin1');
-  // EPUB's first entry is an uncompressed "mimetype" file; OOXML names its parts early on.
-  if (head.startsWith('mimetype', 30) && head.includes('application/epub+zip')) return kindOf('zip', 'epub');
-  if (head.includes('word/')) return kindOf('zip', 'docx');
-  if (head.includes('ppt/')) return kindOf('zip', 'pptx');
-  if (head.includes('xl/')) return kindOf('zip', 'xlsx');
-  if (head.includes('[Content_Types].xml')) return kindOf('zip', 'ooxml');
-  return kindOf('zip', 'zip');
-}
-
-function isAdts(b: Buffer): boolean {
-  // 12-bit sync, layer 00, valid sampling-frequency index.
-  return b.length >= 7 && b[0] === 0xff && (b[1]! & 0xf6) === 0xf0 && ((b[2]! >> 2) & 0x0f) < 13;
-}
-
-function isMpegAudioFrame(b: Buffer): boolean {
-  if (b.length < 4 || b[0] !== 0xff || (b[1]! & 0xe0) !== 0xe0) return false;
-  const version = (b[1]! >> 3) & 3;
-  const layer = (b[1]! >> 1) & 3;
-  const bitrate = b[2]! >> 4;
-  const sampleRate = (b[2]! >> 2) & 3;
-  return version !== 1 && layer !== 0 && bitrate !== 0x0f && sampleRate !== 3;
-}
-
-function sniffText(b: Buffer): SniffedType {
-  if (b.length === 0) return kindOf('unknown');
-  let text: string;
-  try {
-    // stream:true so a code point cut at the sniff window's end is not an error.
-    text = new TextDecoder('utf-8', { fatal: true }).decode(b, { stream: true });
-  } catch {
-    return kindOf('unknown');
-  }
-  if (/[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]/.test(text)) return kindOf('unknown');
-  const start = text.replace(/^\ufeff/, '').trimStart().toLowerCase();
-  if (start.startsWith('<!--')) return kindOf('html', 'html');
-  for (const tag of HTML_TAGS) {
-    if (start.startsWith(`<${tag}`)) {
-      const next = start.charAt(tag.length + 1);
-      if (next === '>' || /\s/.test(next)) return kindOf('html', 'html');
-    }
-  }
-  if (start.startsWith('<?xml')) return kindOf('text', start.includes('<svg') ? 'svg' : 'xml');
-  return kindOf('text', 'plain');
 }

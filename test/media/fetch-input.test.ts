@@ -12,11 +12,11 @@ import {
   FetchInputError,
   fetchToFile,
   isBlockedAddress,
-  sniffMediaType,
   type FetchInputOptions,
   type LookupFn,
   type ResolvedAddress,
 } from '../../src/media/fetch-input.js';
+import { sniffMediaType } from '../../src/media/sniff.js';
 
 // A documentation-free, really public address (example.com's): the checker must accept it.
 const FAKE_PUBLIC = '93.184.215.14';

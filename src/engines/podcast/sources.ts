@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
-import type { SniffedType } from '../../media/fetch-input.js';
+import type { SniffedType } from '../../media/sniff.js';
 import { findCaptionTracks, captionDocumentText, videoTitle } from './extract/captions.js';
 import { capText, letterCount } from './extract/clean.js';
 import { extractFeed, looksLikeFeed } from './extract/feed.js';

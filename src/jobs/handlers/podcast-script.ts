@@ -8,7 +8,7 @@ import { plainToText } from '../../engines/podcast/extract/plain.js';
 import { detectLanguage, extractSource, extractVideoCaptions, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
 import { findAsrModel } from '../../engines/asr/whisper.js';
 import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
-import type { SniffedType } from '../../media/fetch-input.js';
+import type { SniffedType } from '../../media/sniff.js';
 import { PODCAST_LANGUAGES, type ScriptGenerator, type SpeakerInfo } from '../../engines/podcast/script.js';
 import type { InputFetcher } from '../input-fetcher.js';
 import type { EngineThreadPool } from '../threads/pool.js';

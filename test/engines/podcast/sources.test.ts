@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskFailure } from '../../../src/domain/errors.js';
-import { sniffMediaType } from '../../../src/media/fetch-input.js';
+import { sniffMediaType } from '../../../src/media/sniff.js';
 import { detectLanguage, extractSource, extractVideoCaptions } from '../../../src/engines/podcast/sources.js';
 
 const CORPUS = new URL('../../../../shared/corpus/podcast_sources/', import.meta.url).pathname;
