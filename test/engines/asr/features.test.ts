@@ -114,8 +114,10 @@ describe('Whisper log-mel features', () => {
 
   it('extracts a full 30 s window within a few seconds (mixed-radix FFT, not a naive DFT)', () => {
     const x = new Float32Array(480000).map((_, i) => Math.sin(i / 7));
-    const t0 = performance.now();
+    // CPU time, not wall time: other processes on a shared machine must not fail the test.
+    const cpu = process.cpuUsage();
     new LogMelExtractor().extract(x);
-    expect(performance.now() - t0).toBeLessThan(5000);
+    const used = process.cpuUsage(cpu);
+    expect((used.user + used.system) / 1000).toBeLessThan(5000);
   });
 });
