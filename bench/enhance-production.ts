@@ -19,7 +19,10 @@ import { machine, root } from './lib.js';
 const SPEECH = `${root}../shared/corpus/speech/conversational/pyannote_sample_telephone.wav`;
 const MUSIC = `${root}../shared/corpus/separation/mixture_only_real_songs/demucs_test.mp3`;
 const RATE = 16000;
-const FLAGS: EnhanceFlag[] = ['remove_background_audio', 'remove_noise', 'remove_reverb', 'mouth_sounds', 'fillers', 'hesitations', 'stutters', 'long_silences', 'autoeq', 'normalize'];
+const ALL_FLAGS: EnhanceFlag[] = ['remove_background_audio', 'remove_noise', 'remove_reverb', 'mouth_sounds', 'fillers', 'hesitations', 'stutters', 'long_silences', 'autoeq', 'normalize'];
+// ENHANCE_PROD_FLAGS=autoid (or a comma list) measures another request than every rendering flag at once.
+const FLAGS = (process.env.ENHANCE_PROD_FLAGS?.split(',') as EnhanceFlag[] | undefined) ?? ALL_FLAGS;
+const SECTION = FLAGS === ALL_FLAGS ? '## Production path, every rendering flag at once' : `## Production path, ${FLAGS.join(' + ')}`;
 
 function run(cmd: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -72,9 +75,9 @@ export async function benchEnhanceProduction(): Promise<string> {
     console.error(rows.at(-1));
   }
   const section = [
-    '## Production path, every rendering flag at once (runEnhance, separate process per run)',
+    `${SECTION} (runEnhance, separate process per run)`,
     '',
-    `${machine()}; ${new Date().toISOString()}. Reproduce: \`node --import tsx bench/enhance-production.ts\` (ENHANCE_PROD_MINUTES=3,180 for three hours).`,
+    `${machine()}; ${new Date().toISOString()}. Reproduce: \`node --import tsx bench/enhance-production.ts\` (ENHANCE_PROD_MINUTES=3,180 for three hours${FLAGS === ALL_FLAGS ? '' : `, ENHANCE_PROD_FLAGS=${FLAGS.join(',')}`}).`,
     `Input: a telephone conversation looped over a song looped 12 dB under it, 16 kHz mono FLAC. Flags: ${FLAGS.join(', ')}; no models installed, so: ${engines}.`,
     'All passes of production (analysis, loudness aiming, final pass into the FLAC encoder). Peak RSS includes Node + tsx (~100 MB).',
     '',
@@ -85,7 +88,7 @@ export async function benchEnhanceProduction(): Promise<string> {
   ].join('\n');
   const file = `${root}bench/results/enhance.md`;
   const md = await readFile(file, 'utf8');
-  const start = md.indexOf('## Production path');
+  const start = md.indexOf(`${SECTION} (`);
   const next = start >= 0 ? md.indexOf('\n## ', start + 3) : -1;
   const updated = start < 0 ? `${md.trimEnd()}\n\n${section}` : `${md.slice(0, start)}${section}${next >= 0 ? md.slice(next + 1) : ''}`;
   await writeFile(file, updated);

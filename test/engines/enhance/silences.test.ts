@@ -18,7 +18,8 @@ function overlap(cuts: Array<[number, number]>, segs: Array<[number, number, str
 }
 
 describe.skipIf(!existsSync(base + 'pairs.json'))('long_silences', () => {
-  const pairs = JSON.parse(readFileSync(base + 'pairs.json', 'utf8')) as Pair[];
+  // describe.skipIf still runs this body to collect the tests: read nothing when the corpus is absent.
+  const pairs = existsSync(base + 'pairs.json') ? (JSON.parse(readFileSync(base + 'pairs.json', 'utf8')) as Pair[]) : [];
   const cases: Array<[string, string, () => Promise<FrameVad>, number]> = [
     ['webrtc', 'long_silences/four_utterances_3-6-10s_gaps.wav', () => WebRtcVad.create(2), 16000],
     ['webrtc', 'long_silences/four_utterances_3-6-10s_gaps.wav', () => WebRtcVad.create(2), 44100],
