@@ -248,7 +248,11 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
   plan.points.forEach((point, i) => {
     const guest = guests[i % guests.length]!;
     let start = -1;
-    const transition = i > 0 && !compact && i % 3 === 0 ? take(P.transition, 'transition', 1) : null;
+    // Turn shapes vary, so a long episode is not question, answer, reaction forty times over: half the
+    // points are asked about, a quarter the guest raises unasked, a quarter the host brings up.
+    let shape = i === 0 || compact ? 'ask' : deal(['ask', 'ask', 'onward', 'bring'], 'shape');
+    // A raised point announces itself; a transition in front of it would say the same thing twice.
+    const transition = shape === 'ask' && i > 0 && !compact && i % 3 === 0 ? take(P.transition, 'transition', 1) : null;
     if (transition) start = say(host, transition);
     const extra: string[] = [];
     for (let j = point.index + 1; extra.length < plan.elaboration && j < all.length && j <= point.index + plan.elaboration + 2; j++) {
@@ -261,9 +265,6 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
     // Elaborated points are split across both hosts so neither talks for minutes on end.
     const firstHalf = extra.slice(0, Math.ceil(extra.length / 2));
     const secondHalf = extra.slice(firstHalf.length);
-    // Turn shapes vary, so a long episode is not question, answer, reaction forty times over: half the
-    // points are asked about, a quarter the guest raises unasked, a quarter the host brings up.
-    let shape = i === 0 || compact ? 'ask' : deal(['ask', 'ask', 'onward', 'bring'], 'shape');
     const text = [point.text, ...firstHalf].join(' ');
     let question: string | null = null;
     let topic: string | null = null;
