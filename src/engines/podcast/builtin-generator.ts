@@ -21,6 +21,13 @@ import {
 } from './script.js';
 import { rankSentences, speakable, termStats, topicWord, usableKeyPoint, type Sentence, type TermStats } from './textrank.js';
 
+/**
+ * How often a phrase pool (questions, leads) may go round in one episode. Twice brought questions back
+ * within 2-4 minutes at level 5 (pools of ~13 questions), which a listener notices; once means the longest
+ * episodes, after about 35 points, go on with the hosts taking the remaining points in turn, unphrased.
+ */
+const PHRASE_ROUNDS = 1;
+
 /** Within this fraction of the target the script counts as sized right. */
 export const SIZE_TOLERANCE = 0.15;
 
@@ -175,9 +182,9 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
   const host = speakers[0]!;
   const guests = speakers.length > 1 ? speakers.slice(1) : speakers;
   const pick = (list: string[], slot: string) => list[hash(`${seed}|${slot}`) % list.length]!;
-  // Phrases are dealt like cards: none comes back before the rest of its pool has been used, and a pool
-  // goes round at most `rounds` times. After that the turn takes a form that needs no phrase (no question,
-  // the guest simply goes on; no reaction), so a long episode never asks the same question twice.
+  // Phrases are dealt like cards: none comes back before the rest of its pool has been used (so minutes
+  // apart), and a pool goes round at most `rounds` times. After that the turn takes a form that needs no
+  // phrase (no question: the other host simply goes on; no reaction).
   const decks = new Map<string, { order: number[]; pos: number; round: number }>();
   const take = (list: string[], pool: string, rounds: number): string | null => {
     let d = decks.get(pool);
@@ -272,15 +279,23 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
       const found = topicAsks ? topicWord(point, stats, req.language) : null;
       // A topic already asked about would make two identical questions.
       topic = found && !topics.has(found.toLowerCase()) ? found : null;
-      question = i === 0 ? style[1] : (topic ? take(P.ask, 'ask', 1) : null) ?? take(P.askPlain, 'askPlain', 1);
+      question = i === 0 ? style[1] : (topic ? take(P.ask, 'ask', PHRASE_ROUNDS) : null) ?? take(P.askPlain, 'askPlain', PHRASE_ROUNDS);
       if (!question) topic = null;
       if (question && topic) topics.add(topic.toLowerCase());
     }
     // Pools used up: the guest carries on unasked, or the host brings the point up, or the guest just goes on.
     let intro: string | null = null;
     if (shape === 'ask' && !question) shape = 'onward';
-    if (shape === 'bring') intro = take(P.bring, 'bring', 1) ?? (shape = 'onward', null);
-    if (shape === 'onward') intro = take(P.onward, 'onward', 1) ?? '{text}';
+    // Nobody carries one point straight into the next: after the guest's own line the host raises it, and
+    // when the host has nothing left to raise it with after their own line, the guest goes on.
+    const lastRole = lines[lines.length - 1]?.role;
+    if (shape === 'onward' && lastRole === guest.role) shape = 'bring';
+    if (shape === 'bring') intro = take(P.bring, 'bring', PHRASE_ROUNDS);
+    if (shape === 'bring' && !intro) {
+      if (lastRole === host.role) shape = 'onward';
+      else intro = '{text}';
+    }
+    if (shape === 'onward') intro = take(P.onward, 'onward', PHRASE_ROUNDS) ?? '{text}';
     if (shape === 'bring') {
       if (start < 0) start = lines.length;
       say(host, fill(intro!, vars(host, { text })), guest);
@@ -293,7 +308,7 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
         if (start < 0) start = asked;
       }
       // Half the answers start straight with the matter; a prefix on every one is a tic.
-      const lead = intro ?? (hash(`${seed}|lead${i}`) % 2 ? take(P.explain, 'explain', 1) ?? '{text}' : '{text}');
+      const lead = intro ?? (hash(`${seed}|lead${i}`) % 2 ? take(P.explain, 'explain', PHRASE_ROUNDS) ?? '{text}' : '{text}');
       const answered = say(guest, fill(lead, vars(guest, { text })), host);
       if (start < 0) start = answered;
       if (secondHalf.length) {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { BuiltinScriptGenerator } from '../../../src/engines/podcast/builtin-generator.js';
-import type { ScriptRequest, SpeakerInfo } from '../../../src/engines/podcast/script.js';
+import { estimateMinutes, measureSize, type ScriptRequest, type SpeakerInfo } from '../../../src/engines/podcast/script.js';
 
 /**
- * Long episodes (levels 5-7, 7-15 minutes) must not make a listener hear the same host phrasing again:
- * every sentence of a line that is not the source's own text is a template, and none may come back.
+ * Long episodes (levels 5-7, 7-15 minutes) must not make a listener notice a host phrasing again: every
+ * sentence of a line that is not the source's own text is a template; no question comes back; another phrase at most once.
  */
 const speakers: SpeakerInfo[] = [
   { role: 'A', name: 'Maya', avatar: '', voiceId: 'a', gender: 'female' },
@@ -58,12 +58,22 @@ describe('long built-in episodes do not repeat host phrasings', () => {
           sourceData: 'text', language, style, duration: level, speakers,
         };
         const s = await gen.generate(req, signal);
-        const counts = new Map<string, number>();
-        for (const t of templateSentences(s.podcast_script)) counts.set(t, (counts.get(t) ?? 0) + 1);
-        // A question is never asked twice; a short reaction ("Makes sense.") may come back, at most twice.
-        const repeated = [...counts].filter(([t, n]) => n > (/[?？؟]$/u.test(t) ? 1 : 2));
+        // Where each template sentence is heard, in minutes from the start.
+        const heard = new Map<string, number[]>();
+        let spoken = '';
+        for (const l of s.podcast_script) {
+          const at = estimateMinutes(spoken, language);
+          for (const t of templateSentences([l])) heard.set(t, [...(heard.get(t) ?? []), at]);
+          spoken += ` ${l.text}`;
+        }
+        // A question is never asked twice; another phrase (a reaction: "Makes sense.") comes back at most once.
+        const isQuestion = (t: string) => /[?？؟]$/u.test(t);
+        const repeated = [...heard].filter(([t, at]) => at.length > (isQuestion(t) ? 1 : 2));
         if (process.env.SHOW) console.log(language, level, s.podcast_script.length, repeated);
         expect(repeated, `${language} level ${level} style ${style}`).toEqual([]);
+        // Running out of phrases must not turn the end of the episode into one host's monologue.
+        const longest = Math.max(...s.podcast_script.map((l) => measureSize(l.text, language)));
+        expect(longest, `${language} level ${level} style ${style}: longest turn`).toBeLessThanOrEqual(250);
       }
     });
   }
