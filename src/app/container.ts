@@ -192,6 +192,7 @@ export async function buildContainer(config: Config, logger: Logger) {
             ffmpeg: media.ffmpeg,
             target: { integrated: config.PODCAST_LOUDNESS_LUFS, truePeak: -1.5, range: 11 },
             musicFile: config.PODCAST_MUSIC_FILE,
+            modelsDir: config.MODELS_DIR,
           }),
         ],
       ]);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeAudio, resolveMediaTools } from '../../src/media/ffmpeg.js';
+import { measureLoudness } from '../../src/media/loudnorm.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 const run = promisify(execFile);
@@ -50,5 +51,10 @@ describe('podcast music bed', () => {
     // Intro: music is there before the first line (which starts at 4 s).
     expect(rms(x, Math.round(1.5 * sr), Math.round(3.5 * sr))).toBeGreaterThan(0.01);
     expect(a.data.hightlights.every((h: any) => h.start_time >= 4)).toBe(true);
+    // Music and voices together still land on the target and under the true-peak ceiling, as a listener's
+    // meter (ebur128 with true peak, on the MP3) reads them.
+    const loud = await measureLoudness(file, { ffmpeg: tools.ffmpeg });
+    expect(Math.abs(loud.integrated + 16)).toBeLessThanOrEqual(0.5);
+    expect(loud.truePeak).toBeLessThanOrEqual(-1.5);
   }, 300_000);
 });

@@ -21,6 +21,13 @@ import {
 } from './script.js';
 import { rankSentences, speakable, termStats, topicWord, usableKeyPoint, type Sentence, type TermStats } from './textrank.js';
 
+/**
+ * How often a phrase pool (questions, leads) may go round in one episode. Twice brought questions back
+ * within 2-4 minutes at level 5 (pools of ~13 questions), which a listener notices; once means the longest
+ * episodes, after about 35 points, go on with the hosts taking the remaining points in turn, unphrased.
+ */
+const PHRASE_ROUNDS = 1;
+
 /** Within this fraction of the target the script counts as sized right. */
 export const SIZE_TOLERANCE = 0.15;
 
@@ -175,19 +182,25 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
   const host = speakers[0]!;
   const guests = speakers.length > 1 ? speakers.slice(1) : speakers;
   const pick = (list: string[], slot: string) => list[hash(`${seed}|${slot}`) % list.length]!;
-  // Phrases are dealt like cards: none comes back before the rest of its pool has been used.
-  const decks = new Map<string, { order: number[]; pos: number }>();
-  const deal = (list: string[], pool: string): string => {
+  // Phrases are dealt like cards: none comes back before the rest of its pool has been used (so minutes
+  // apart), and a pool goes round at most `rounds` times. After that the turn takes a form that needs no
+  // phrase (no question: the other host simply goes on; no reaction).
+  const decks = new Map<string, { order: number[]; pos: number; round: number }>();
+  const take = (list: string[], pool: string, rounds: number): string | null => {
     let d = decks.get(pool);
+    if (!list.length) return null;
     if (!d || d.pos >= d.order.length) {
+      const round = d ? d.round + 1 : 1;
+      if (round > rounds) return null;
       const last = d ? d.order[d.order.length - 1] : -1;
-      const order = list.map((_, i) => i).sort((a, b) => hash(`${seed}|${pool}|${decks.size}|${a}`) - hash(`${seed}|${pool}|${decks.size}|${b}`));
+      const order = list.map((_, i) => i).sort((a, b) => hash(`${seed}|${pool}|${round}|${a}`) - hash(`${seed}|${pool}|${round}|${b}`));
       if (order.length > 1 && order[0] === last) order.push(order.shift()!);
-      d = { order, pos: 0 };
+      d = { order, pos: 0, round };
       decks.set(pool, d);
     }
     return list[d.order[d.pos++]!]!;
   };
+  const deal = (list: string[], pool: string): string => take(list, pool, Infinity)!;
   const style = P.styles[(req.style >= 1 && req.style <= 9 ? req.style : 1) - 1]!;
   const noSpaceJoin = req.language === 'zh' || req.language === 'zh_yue' || req.language === 'ja';
   const sep = noSpaceJoin ? '' : ' ';
@@ -242,14 +255,12 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
   plan.points.forEach((point, i) => {
     const guest = guests[i % guests.length]!;
     let start = -1;
-    if (i > 0 && !compact && i % 2 === 0) start = say(host, deal(P.transition, 'transition'));
-    const found = topicAsks ? topicWord(point, stats, req.language) : null;
-    // A topic already asked about would make two identical questions.
-    const topic = found && !topics.has(found.toLowerCase()) ? found : null;
-    if (topic) topics.add(topic.toLowerCase());
-    const question = i === 0 ? style[1] : topic ? deal(P.ask, 'ask') : deal(P.askPlain, 'askPlain');
-    const asked = say(host, fill(question, vars(host, { topic: topic ?? '' })), guest);
-    if (start < 0) start = asked;
+    // Turn shapes vary, so a long episode is not question, answer, reaction forty times over: half the
+    // points are asked about, a quarter the guest raises unasked, a quarter the host brings up.
+    let shape = i === 0 || compact ? 'ask' : deal(['ask', 'ask', 'onward', 'bring'], 'shape');
+    // A raised point announces itself; a transition in front of it would say the same thing twice.
+    const transition = shape === 'ask' && i > 0 && !compact && i % 3 === 0 ? take(P.transition, 'transition', 1) : null;
+    if (transition) start = say(host, transition);
     const extra: string[] = [];
     for (let j = point.index + 1; extra.length < plan.elaboration && j < all.length && j <= point.index + plan.elaboration + 2; j++) {
       const s = all[j]!;
@@ -261,14 +272,55 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
     // Elaborated points are split across both hosts so neither talks for minutes on end.
     const firstHalf = extra.slice(0, Math.ceil(extra.length / 2));
     const secondHalf = extra.slice(firstHalf.length);
-    say(guest, fill(deal(P.explain, 'explain'), vars(guest, { text: [point.text, ...firstHalf].join(' ') })), host);
-    if (secondHalf.length) {
-      say(host, fill(deal(P.more, 'more'), vars(host)), guest);
-      say(guest, secondHalf.join(' '));
+    const text = [point.text, ...firstHalf].join(' ');
+    let question: string | null = null;
+    let topic: string | null = null;
+    if (shape === 'ask') {
+      const found = topicAsks ? topicWord(point, stats, req.language) : null;
+      // A topic already asked about would make two identical questions.
+      topic = found && !topics.has(found.toLowerCase()) ? found : null;
+      question = i === 0 ? style[1] : (topic ? take(P.ask, 'ask', PHRASE_ROUNDS) : null) ?? take(P.askPlain, 'askPlain', PHRASE_ROUNDS);
+      if (!question) topic = null;
+      if (question && topic) topics.add(topic.toLowerCase());
+    }
+    // Pools used up: the guest carries on unasked, or the host brings the point up, or the guest just goes on.
+    let intro: string | null = null;
+    if (shape === 'ask' && !question) shape = 'onward';
+    // Nobody carries one point straight into the next: after the guest's own line the host raises it, and
+    // when the host has nothing left to raise it with after their own line, the guest goes on.
+    const lastRole = lines[lines.length - 1]?.role;
+    if (shape === 'onward' && lastRole === guest.role) shape = 'bring';
+    if (shape === 'bring') intro = take(P.bring, 'bring', PHRASE_ROUNDS);
+    if (shape === 'bring' && !intro) {
+      if (lastRole === host.role) shape = 'onward';
+      else intro = '{text}';
+    }
+    if (shape === 'onward') intro = take(P.onward, 'onward', PHRASE_ROUNDS) ?? '{text}';
+    if (shape === 'bring') {
+      if (start < 0) start = lines.length;
+      say(host, fill(intro!, vars(host, { text })), guest);
+      const react = take(P.react, 'react', 2);
+      if (react) say(guest, fill(react, vars(guest)), host);
+      if (secondHalf.length) say(guest, secondHalf.join(' '));
+    } else {
+      if (question) {
+        const asked = say(host, fill(question, vars(host, { topic: topic ?? '' })), guest);
+        if (start < 0) start = asked;
+      }
+      // Half the answers start straight with the matter; a prefix on every one is a tic.
+      const lead = intro ?? (hash(`${seed}|lead${i}`) % 2 ? take(P.explain, 'explain', PHRASE_ROUNDS) ?? '{text}' : '{text}');
+      const answered = say(guest, fill(lead, vars(guest, { text })), host);
+      if (start < 0) start = answered;
+      if (secondHalf.length) {
+        const more = take(P.more, 'more', 2);
+        if (more) say(host, fill(more, vars(host)), guest);
+        say(guest, secondHalf.join(' '));
+      }
     }
     // Not every answer needs a reaction; the next question can follow it directly.
-    if (!compact && (styleReactAt.has(i) || hash(`${seed}|react${i}`) % 3 !== 0)) {
-      say(host, fill(styleReactAt.has(i) ? style[2] : deal(P.react, 'react'), vars(host)), guest);
+    if (!compact && shape !== 'bring' && (styleReactAt.has(i) || hash(`${seed}|react${i}`) % 2 === 0)) {
+      const react = styleReactAt.has(i) ? style[2] : take(P.react, 'react', 2);
+      if (react) say(host, fill(react, vars(host)), guest);
     }
     ranges.push([start, lines.length - 1]);
     sections.push(`${i + 2}. ${P.sections.point} ${i + 1}: ${shorten(point.text, 90)}`);

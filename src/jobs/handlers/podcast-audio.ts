@@ -4,12 +4,13 @@ import { podcastCredits } from '../../domain/pricing.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 import type { PodcastAudioParams } from '../../services/kinds/podcast.js';
 import { encodeWav } from '../../media/wav.js';
-import { normalizeLoudnessLimited, type LoudnessTarget } from '../../media/loudnorm.js';
+import { measureLoudness, type LoudnessTarget } from '../../media/loudnorm.js';
 import { resample } from '../../media/resample.js';
 import { mixMusicBed } from '../../media/music-bed.js';
 import { renderTranscript } from '../../engines/podcast/script.js';
 import type { EngineThreadPool } from '../threads/pool.js';
 import type { TtsThreadOutput } from '../threads/engine-thread.js';
+import type { EnhanceThreadInput, EnhanceThreadOutput } from '../threads/enhance-task.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../handler.js';
 
 const RATE = 24000;
@@ -21,13 +22,18 @@ const TAIL = 0.6;
 /** With a music bed: music alone before the first line and after the last. */
 const MUSIC_INTRO = 4;
 const MUSIC_OUTRO = 4;
+/**
+ * The limiter's ceiling starts this far under the episode's: MP3 coding lifts true peaks (measured up
+ * to +0.4 dB, enhance-task.ts), and the MP3 is what listeners' meters read.
+ */
+const MP3_PEAK_MARGIN_DB = 0.6;
 
 /** Podcast step 2: every line in its speaker's voice, joined with natural pauses, loudness-normalized MP3. */
 export class PodcastAudioHandler implements TaskHandler {
   readonly kind = 'podcast_audio' as const;
 
   constructor(
-    private readonly deps: { pool: EngineThreadPool; blobs: BlobStore; ffmpeg: string; target: LoudnessTarget; musicFile?: string },
+    private readonly deps: { pool: EngineThreadPool; blobs: BlobStore; ffmpeg: string; target: LoudnessTarget; musicFile?: string; modelsDir: string },
   ) {}
 
   async run(ctx: JobContext): Promise<JobOutcome> {
@@ -69,16 +75,7 @@ export class PodcastAudioHandler implements TaskHandler {
       });
     }
     const mp3Path = join(ctx.tmpDir, 'podcast.mp3');
-    // Linear loudnorm stops short of the target when the peak ceiling is in the way (measured -17.2 LUFS
-    // for -16 on built-in voices); the limited normalization meters and corrects until it lands.
-    await normalizeLoudnessLimited(wavPath, mp3Path, {
-      ffmpeg: this.deps.ffmpeg,
-      target: this.deps.target,
-      format: 'mp3',
-      bitrateKbps: 128,
-      sampleRate: RATE,
-      signal: ctx.signal,
-    });
+    await this.master(wavPath, mp3Path, total, ctx);
     ctx.onProgress(0.97);
     const fileKey = `tasks/${ctx.task.id}/podcast.mp3`;
     await this.deps.blobs.putFile(fileKey, mp3Path, 'audio/mpeg');
@@ -106,5 +103,34 @@ export class PodcastAudioHandler implements TaskHandler {
       price: podcastCredits(durationSeconds),
       audioSeconds: durationSeconds,
     };
+  }
+
+  /**
+   * Loudness and true peak through the enhancement's normalize (BS.1770 meter, look-ahead limiter on the
+   * 4x-interpolated peak, aimed for the loudness the limiter takes), in an engine thread, then checked on
+   * the MP3 with ffmpeg's ebur128: coding moves both, so a peak over the ceiling lowers the limiter's
+   * ceiling by the overshoot and a level off the target shifts the target, for at most three passes.
+   * (A sample-peak limiter here let episodes reach -1.4 dBTP against the -1.5 ceiling.)
+   */
+  private async master(wavPath: string, mp3Path: string, frames: number, ctx: JobContext): Promise<void> {
+    const { integrated: target, truePeak: ceiling } = this.deps.target;
+    let aimLufs = target;
+    let limit = ceiling - MP3_PEAK_MARGIN_DB;
+    for (let pass = 0; pass < 3; pass++) {
+      const job: EnhanceThreadInput = {
+        inputPath: wavPath, outPath: mp3Path, format: 'mp3', sampleRate: RATE, channels: 1, totalFrames: frames,
+        flags: ['normalize'], modelsDir: this.deps.modelsDir, ffmpeg: this.deps.ffmpeg, targetLufs: aimLufs,
+        denoiser: 'rnnoise', ceilingDbtp: limit,
+      };
+      await this.deps.pool.run<EnhanceThreadOutput>('enhance', job, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.85 + 0.04 * (pass + f)) });
+      const got = await measureLoudness(mp3Path, { ffmpeg: this.deps.ffmpeg, signal: ctx.signal });
+      // Silence has no loudness to correct.
+      if (!Number.isFinite(got.integrated)) return;
+      const over = got.truePeak - ceiling;
+      const short = target - got.integrated;
+      if (over <= 0 && Math.abs(short) <= 0.2) return;
+      if (over > 0) limit -= over + 0.1;
+      if (Math.abs(short) > 0.2) aimLufs = Math.min(target + 3, Math.max(target - 3, aimLufs + short));
+    }
   }
 }

@@ -28,6 +28,8 @@ export interface EnhanceThreadInput {
   targetLufs: number;
   /** ENHANCE_DENOISER; auto when absent. */
   denoiser?: DenoiserPreference;
+  /** True-peak ceiling of the limiter, dBTP (podcasts aim it under their own ceiling); see MP3_CEILING_DBTP. */
+  ceilingDbtp?: number;
 }
 
 export interface EnhanceThreadOutput {
@@ -87,7 +89,7 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
   if (measured) {
     // MP3 coding overshoots sample peaks (measured up to +0.4 dB at 8 kHz): a lower ceiling keeps the
     // decoded file under -1 dBTP.
-    const opts = { targetLufs: job.targetLufs, ceilingDbtp: job.format === 'mp3' ? MP3_CEILING_DBTP : -1 };
+    const opts = { targetLufs: job.targetLufs, ceilingDbtp: job.ceilingDbtp ?? (job.format === 'mp3' ? MP3_CEILING_DBTP : -1) };
     let aim: LoudnessAim | null = null;
     if (aimedNormalize(measured, null, job.sampleRate, job.channels, opts).limiting) {
       // Peak limiting takes loudness away; one dry run of the chain feeds limited normalizes at several

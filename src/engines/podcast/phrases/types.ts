@@ -13,6 +13,10 @@ export interface Phrases {
   explain: string[];
   more: string[];
   react: string[];
+  /** The guest moves on to the next point unasked ({text}): not every point needs a question. */
+  onward: string[];
+  /** The host brings up a point ({text}) and the guest reacts. */
+  bring: string[];
   transition: string[];
   recap: string[];
   signoff: string[];
