@@ -33,16 +33,11 @@ export function repeatingMask(mag: Float32Array, frames: number, bins: number, o
   }
   // The similarity matrix is symmetric, so each pair is computed once (same products, same order) when
   // the matrix is no larger than twice the mask; otherwise (very long segments) rows are computed per frame.
-  const dot = (j: number, i: number) => {
-    let s = 0;
-    for (let b = 0; b < nb; b++) s += feat[j * nb + b]! * feat[i * nb + b]!;
-    return s;
-  };
   const simAll = frames <= 2 * bins ? new Float32Array(frames * frames) : null;
   if (simAll) {
     for (let j = 0; j < frames; j++) {
       for (let i = j; i < frames; i++) {
-        const s = dot(j, i);
+        const s = dot(feat, nb, j, i);
         simAll[j * frames + i] = s;
         simAll[i * frames + j] = s;
       }
@@ -58,7 +53,7 @@ export function repeatingMask(mag: Float32Array, frames: number, bins: number, o
     if (simAll) sim = simAll.subarray(j * frames, (j + 1) * frames);
     else {
       sim = simRow!;
-      for (let i = 0; i < frames; i++) sim[i] = dot(j, i);
+      for (let i = 0; i < frames; i++) sim[i] = dot(feat, nb, j, i);
     }
     // Frames in order of falling similarity (ties: lower index first, as a stable sort gives), drawn
     // lazily from a max-heap: only the first few dozen are ever looked at, so no full sort per frame.
@@ -92,6 +87,12 @@ export function repeatingMask(mag: Float32Array, frames: number, bins: number, o
     else medianAny(mag, bins, chosen, count, vals, j, mask);
   }
   return mask;
+}
+
+function dot(feat: Float32Array, nb: number, j: number, i: number): number {
+  let s = 0;
+  for (let b = 0; b < nb; b++) s += feat[j * nb + b]! * feat[i * nb + b]!;
+  return s;
 }
 
 /** mask[j, k] = min(median over the chosen frames of mag[., k], mag[j, k]) / mag[j, k]. */
