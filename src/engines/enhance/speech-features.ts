@@ -165,7 +165,8 @@ export function pitch(x: Float32Array, rate = FEATURE_RATE, work?: PitchWork): {
   const minLag = Math.floor(rate / MAX_F0);
   const maxLag = Math.min(n - 64, Math.ceil(rate / MIN_F0));
   const nsdf = new Float64Array(maxLag + 2);
-  const w = work && work.frameLength === n ? work : new PitchWork(n, rate);
+  // Scratch made for another frame length or a lower rate (longer lags) would wrap around: make one.
+  const w = work && work.frameLength === n && work.fft.size >= n + maxLag + 1 ? work : new PitchWork(n, rate);
   const { fft, buf, re, im, sq } = w;
   buf.fill(0);
   for (let i = 0; i < n; i++) {
