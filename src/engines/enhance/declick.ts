@@ -24,6 +24,9 @@ export class DeclickStage implements AudioStage {
   private readonly thr: number;
   private readonly maxLen: number;
   private readonly frame: number;
+  /** LPC analysis window (Hann over 2 frames) and scratch, computed once instead of per frame. */
+  private readonly lpcWin: Float64Array;
+  private readonly lpcWork: LpcWork;
   /** Clicks repaired so far. */
   repaired = 0;
 
@@ -36,6 +39,10 @@ export class DeclickStage implements AudioStage {
     this.frame = 2 * Math.round(0.01 * sampleRate);
     this.chunk = this.frame * 20;
     this.margin = this.frame * 2;
+    const n = 2 * this.frame;
+    this.lpcWin = new Float64Array(n);
+    for (let i = 0; i < n; i++) this.lpcWin[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (n - 1));
+    this.lpcWork = { r: new Float64Array(this.p + 1), w: new Float64Array(n), tmp: new Float64Array(this.p + 1), abs: new Float64Array(this.frame) };
     this.fifos = new SampleFifo(channelCount);
     this.fifos.pushZeros(this.margin); // left context for the first chunk
     this.trim = new LatencyTrim(0);
@@ -87,7 +94,7 @@ export class DeclickStage implements AudioStage {
     const coefs: Float64Array[] = [];
     for (let s = 0, f = 0; s < n; s += frame, f++) {
       const a = new Float64Array(p + 1);
-      const ok = lpc(x, s - frame / 2, 2 * frame, p, a);
+      const ok = lpc(x, s - frame / 2, this.lpcWin, p, a, this.lpcWork);
       coefs.push(ok ? a : new Float64Array(0));
       const e = Math.min(n, s + frame);
       for (let i = Math.max(s, p); i < e; i++) {
@@ -95,7 +102,9 @@ export class DeclickStage implements AudioStage {
         if (ok) for (let k = 1; k <= p; k++) v += a[k]! * x[i - k]!;
         res[i] = v;
       }
-      const sigma = 1.4826 * median(res.subarray(s, e).map(Math.abs)) + 1e-9;
+      const abs = this.lpcWork.abs.subarray(0, e - s);
+      for (let i = s; i < e; i++) abs[i - s] = Math.abs(res[i]!);
+      const sigma = 1.4826 * medianInPlace(abs) + 1e-9;
       sig.fill(sigma, s, e);
     }
     const pmin = Math.round(0.0025 * this.sampleRate), pmax = Math.round(0.0125 * this.sampleRate);
@@ -124,18 +133,21 @@ export class DeclickStage implements AudioStage {
   }
 }
 
-function median(v: Float64Array): number {
-  const s = Float64Array.from(v).sort();
-  return s[s.length >> 1]!;
+/** Sorts v (scratch) and returns its upper median. */
+function medianInPlace(v: Float64Array): number {
+  v.sort();
+  return v[v.length >> 1]!;
 }
 
-/** Prediction-error filter a[0..p] (a[0] = 1) of x[start, start+n); false when the frame is silent. */
-function lpc(x: Float32Array, start: number, n: number, p: number, a: Float64Array): boolean {
-  const r = new Float64Array(p + 1);
-  const w = new Float64Array(n);
+interface LpcWork { r: Float64Array; w: Float64Array; tmp: Float64Array; abs: Float64Array }
+
+/** Prediction-error filter a[0..p] (a[0] = 1) of x[start, start+win.length) under win; false when the frame is silent. */
+function lpc(x: Float32Array, start: number, win: Float64Array, p: number, a: Float64Array, work: LpcWork): boolean {
+  const n = win.length;
+  const { r, w, tmp } = work;
   for (let i = 0; i < n; i++) {
     const idx = start + i;
-    w[i] = idx >= 0 && idx < x.length ? x[idx]! * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (n - 1))) : 0;
+    w[i] = idx >= 0 && idx < x.length ? x[idx]! * win[i]! : 0;
   }
   for (let k = 0; k <= p; k++) { let s = 0; for (let i = k; i < n; i++) s += w[i]! * w[i - k]!; r[k] = s; }
   if (r[0]! < 1e-10) return false;
@@ -143,7 +155,6 @@ function lpc(x: Float32Array, start: number, n: number, p: number, a: Float64Arr
   a.fill(0);
   a[0] = 1;
   let err = r[0]!;
-  const tmp = new Float64Array(p + 1);
   for (let i = 1; i <= p; i++) {
     let acc = r[i]!;
     for (let j = 1; j < i; j++) acc += a[j]! * r[i - j]!;

@@ -63,6 +63,7 @@ export class SpeechFeatureTracker {
   private readonly bank = melFilterbank(WIN, FEATURE_RATE, MELS);
   private readonly dct: Float32Array[];
   private readonly logMel = new Float64Array(MELS);
+  private readonly pitchWork = new PitchWork(WIN);
 
   private constructor(private readonly rs: StreamResampler) {
     this.dct = Array.from({ length: CEPS }, (_, i) => {
@@ -108,7 +109,7 @@ export class SpeechFeatureTracker {
     let e = 0;
     for (let i = 0; i < WIN; i++) e += x[i]! * x[i]!;
     const db = 10 * Math.log10(e / WIN + 1e-12);
-    const { f0, clarity } = pitch(x);
+    const { f0, clarity } = pitch(x, FEATURE_RATE, this.pitchWork);
     const { buf, re, im } = this;
     for (let i = 0; i < WIN; i++) buf[i] = x[i]! * this.win[i]!;
     this.fft.forward(buf, re, im);
@@ -132,24 +133,58 @@ export class SpeechFeatureTracker {
   }
 }
 
+/** Scratch of pitch(): an FFT long enough for the linear (not circular) autocorrelation of a frame. */
+export class PitchWork {
+  readonly fft: RealFFT;
+  readonly buf: Float64Array;
+  readonly re: Float64Array;
+  readonly im: Float64Array;
+  readonly sq: Float64Array;
+
+  constructor(readonly frameLength: number, rate = FEATURE_RATE) {
+    const maxLag = Math.ceil(rate / MIN_F0) + 1;
+    let size = 4;
+    while (size < frameLength + maxLag + 1) size *= 2;
+    this.fft = new RealFFT(size);
+    this.buf = new Float64Array(size);
+    this.re = new Float64Array(size / 2 + 1);
+    this.im = new Float64Array(size / 2 + 1);
+    this.sq = new Float64Array(frameLength + 1);
+  }
+}
+
 /**
  * Normalised square difference function (McLeod & Wyvill, "A smarter way to find pitch"): robust
  * to level changes inside the window; the first peak above 0.8 of the highest one is the period,
- * refined by parabolic interpolation. Direct evaluation, ~100 k multiply-adds per frame.
+ * refined by parabolic interpolation. The cross term of every lag comes from one FFT autocorrelation
+ * (zero-padded, so not circular) and the energy term from prefix sums of the squares: the direct
+ * double loop was ~100 k multiply-adds per frame and the largest JS cost of the disfluency stages.
  */
-export function pitch(x: Float32Array, rate = FEATURE_RATE): { f0: number; clarity: number } {
+export function pitch(x: Float32Array, rate = FEATURE_RATE, work?: PitchWork): { f0: number; clarity: number } {
   const n = x.length;
   const minLag = Math.floor(rate / MAX_F0);
   const maxLag = Math.min(n - 64, Math.ceil(rate / MIN_F0));
   const nsdf = new Float64Array(maxLag + 2);
+  // Scratch made for another frame length or a lower rate (longer lags) would wrap around: make one.
+  const w = work && work.frameLength === n && work.fft.size >= n + maxLag + 1 ? work : new PitchWork(n, rate);
+  const { fft, buf, re, im, sq } = w;
+  buf.fill(0);
+  for (let i = 0; i < n; i++) {
+    const v = x[i]!;
+    buf[i] = v;
+    sq[i + 1] = sq[i]! + v * v;
+  }
+  fft.forward(buf, re, im);
+  for (let k = 0; k < re.length; k++) {
+    re[k] = re[k]! * re[k]! + im[k]! * im[k]!;
+    im[k] = 0;
+  }
+  fft.inverse(re, im, buf); // buf[tau] = sum_i x[i] x[i + tau]
+  const total = sq[n]!;
   for (let tau = minLag - 1; tau <= maxLag + 1; tau++) {
-    let r = 0, m = 0;
-    for (let i = 0; i + tau < n; i++) {
-      const a = x[i]!, b = x[i + tau]!;
-      r += a * b;
-      m += a * a + b * b;
-    }
-    nsdf[tau] = m > 1e-12 ? (2 * r) / m : 0;
+    // Squares of x[0..n-tau) plus squares of x[tau..n).
+    const m = sq[n - tau]! + (total - sq[tau]!);
+    nsdf[tau] = m > 1e-12 ? (2 * buf[tau]!) / m : 0;
   }
   let best = 0;
   for (let t = minLag; t <= maxLag; t++) best = Math.max(best, nsdf[t]!);

@@ -48,14 +48,15 @@ class SpeechMasker {
     const cp = this.opts.centerPower ?? 2;
     const rp = this.opts.repetPower ?? 0.5;
     const mask = new Float32Array(frames * bins);
+    const band = new Float64Array(bins);
     for (let k = 0; k < bins; k++) {
       const f = k * binHz;
       // Speech lives in ~70 Hz .. 10 kHz; below, hum and kick drums; above, cymbals and air.
-      const band = f < 50 ? 0 : f < 80 ? (f - 50) / 30 : f > 10000 ? 0.5 : 1;
-      for (let t = 0; t < frames; t++) {
-        const i = t * bins + k;
-        mask[i] = band * center[i]! ** cp * (1 - rep[i]!) ** rp;
-      }
+      band[k] = f < 50 ? 0 : f < 80 ? (f - 50) / 30 : f > 10000 ? 0.5 : 1;
+    }
+    // Frame by frame, so the frame-major arrays are read in order (bin by bin strode a whole frame).
+    for (let t = 0; t < frames; t++) {
+      for (let k = 0, i = t * bins; k < bins; k++, i++) mask[i] = band[k]! * center[i]! ** cp * (1 - rep[i]!) ** rp;
     }
     const vocals = spec.map((s) => {
       const m: Spectrogram = { frames, bins, re: new Float32Array(s.re.length), im: new Float32Array(s.im.length) };
@@ -66,7 +67,12 @@ class SpeechMasker {
       return istft(m, this.fft, { ...so, length: len });
     });
     // The remainder is the mixture minus the voice, so the two stems sum back to the input.
-    const remainder = channels.map((x, c) => Float32Array.from(x, (v, i) => v - vocals[c]![i]!));
+    const remainder = channels.map((x, c) => {
+      const v = vocals[c]!;
+      const r = new Float32Array(x.length);
+      for (let i = 0; i < x.length; i++) r[i] = x[i]! - v[i]!;
+      return r;
+    });
     return { vocals, remainder };
   }
 }
