@@ -1,5 +1,6 @@
 import type { AudioData } from '../../media/audio.js';
-import { LoudnessMeter, NormalizeStage, type LoudnessResult, type NormalizeOptions } from './loudness.js';
+import { LoudnessMeter, type LoudnessResult } from './loudness.js';
+import { NormalizeStage, type NormalizeOptions } from './normalize.js';
 import type { AnalysisPass } from './stage.js';
 
 /**

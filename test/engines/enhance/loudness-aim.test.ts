@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeAudio, encodeAudio, resolveMediaTools } from '../../../src/media/ffmpeg.js';
-import { LoudnessMeter, NormalizeStage, parseEbur128Summary } from '../../../src/engines/enhance/loudness.js';
+import { LoudnessMeter, parseEbur128Summary } from '../../../src/engines/enhance/loudness.js';
+import { NormalizeStage } from '../../../src/engines/enhance/normalize.js';
 import { aimedNormalize, LimiterAimPass } from '../../../src/engines/enhance/loudness-aim.js';
 import { blocksOf, processWhole } from '../../../src/engines/enhance/stage.js';
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AudioData } from '../../../src/media/audio.js';
 import { decodeAudio, encodeAudio, resolveMediaTools } from '../../../src/media/ffmpeg.js';
-import { LimitedLoudnessPass, LoudnessMeter, NormalizeStage, parseEbur128Summary } from '../../../src/engines/enhance/loudness.js';
+import { LoudnessMeter, parseEbur128Summary } from '../../../src/engines/enhance/loudness.js';
+import { LimitedLoudnessPass, NormalizeStage } from '../../../src/engines/enhance/normalize.js';
 import { blocksOf, processWhole } from '../../../src/engines/enhance/stage.js';
 
 const corpus = new URL('../../../../shared/corpus/speech/', import.meta.url).pathname;
