@@ -97,8 +97,10 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
     }
     const tooShort = best!.size < target * (1 - SIZE_TOLERANCE);
     const plan = best!.plan;
-    // Pasted text has no title: the hosts announce the most central sentence, cut at a word.
-    const title = req.source.title || titleFrom(plan.points[0]!.text);
+    // Pasted text has no title: its lead (first usable sentence) names the subject, cut at a word. The first
+    // key point may start mid-argument ("Its high resolution ...").
+    const lead = pool.reduce((a, b) => (b.index < a.index ? b : a));
+    const title = req.source.title || titleFrom(lead.text);
     const built = build({ ...ctx, req: { ...req, source: { ...req.source, title } } }, plan, tooShort);
     const hightlights = highlightsOf(plan, built);
     const size = measureSize(built.lines.map((l) => l.text).join(' '), req.language);
@@ -137,9 +139,16 @@ function isFragment(line: string): boolean {
   return cjk ? cjk < 20 : t.split(/\s+/).length < 8;
 }
 
-/** A title for a source that has none (pasted text): its most central sentence, cut at a word. */
+/** A title for a source that has none (pasted text): a sentence without its end mark, cut at a word. */
 function titleFrom(point: string): string {
   const t = point.replace(/[。．.!?！？]+$/u, '');
+  // An English lead usually opens with its subject: "The James Webb Space Telescope is the largest ..."
+  // announces better as "The James Webb Space Telescope" than as a sentence cut mid-phrase.
+  const subject = /^(.+?)\s+(?:is|are|was|were|has|have|had|will|can|could|may|might|must|should|would)\s/u.exec(t)?.[1];
+  if (subject && titleLanguage(t) === 'en' && /^[A-Z]/.test(subject) && !/[,;:()]/.test(subject)) {
+    const words = subject.split(/\s+/).length;
+    if (words >= 2 && words <= 8) return subject;
+  }
   if (isCharCounted(titleLanguage(t))) return [...t].length <= 30 ? t : `${[...t].slice(0, 29).join('')}…`;
   return shorten(t, 70);
 }

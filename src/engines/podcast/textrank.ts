@@ -200,5 +200,8 @@ export function topicWord(s: Sentence, stats: TermStats, language = 'en'): strin
   if (!best) return null;
   // Speak it as it is written in the text (case of proper nouns).
   const m = new RegExp(`[\\p{L}\\p{N}'’-]*${escapeRe(best)}[\\p{L}\\p{N}'’-]*`, 'iu').exec(s.text);
-  return m ? m[0] : best;
+  const word = m ? m[0] : best;
+  // English questions need the article the text gave the noun ("Tell us about the telescope", not
+  // "about telescope"); a capitalised word is a name and stays bare.
+  return language === 'en' && /^\p{Ll}/u.test(word) ? `the ${word}` : word;
 }

@@ -163,6 +163,15 @@ describe('BuiltinScriptGenerator', () => {
     expect(s.podcast_script[0]!.text).not.toContain('""');
   });
 
+  it('pasted English text is titled by the subject of its lead, and topic questions give a common noun its article', async () => {
+    const text = 'The James Webb Space Telescope is the largest optical telescope in space. Its high resolution and sensitivity allow it to view objects too old, distant, or faint for the Hubble Space Telescope. This enables investigations across many fields of astronomy and cosmology, such as observation of the first stars and the formation of the first galaxies. The telescope was launched in December 2021 and reached its destination a month later.';
+    const req = request('en', 1, 2, text);
+    const s = await gen.generate({ ...req, source: { ...req.source, title: '' } }, signal);
+    expect(s.title).toBe('The James Webb Space Telescope');
+    const en = rankSentences('The telescope was launched in December 2021 and reached its destination a month later. Nothing else happens here today. Bytes are mapped later.');
+    expect(topicWord(en[0]!, termStats(en), 'en')).toMatch(/^the \p{Ll}/u);
+  });
+
   it('slide titles and bullets on their own lines do not run into the next sentence', async () => {
     const slides = [1, 2, 3, 4, 5, 6].map((i) => `Slide ${i} title\nFirst bullet\nSecond bullet\nThe archive number ${i} is mirrored on many servers around the world for faster downloads by every user.`).join('\n\n');
     const s = await gen.generate(request('en', 1, 2, slides), signal);
