@@ -12,7 +12,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveMediaTools } from '../src/media/ffmpeg.js';
-import { runEnhance } from '../src/jobs/threads/enhance-task.js';
+import { runEnhance } from '../src/kinds/enhance/thread.js';
 import type { EnhanceFlag } from '../src/engines/enhance/chain.js';
 import { machine, root } from './lib.js';
 

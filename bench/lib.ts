@@ -9,8 +9,8 @@ export function machine(): string {
   return `${cpus().length} cores (${cpu}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
 }
 
-export function startNode(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+export function startNode(args: string[], env: Record<string, string>, cwd: string = root): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 export async function waitHttp(url: string, timeoutMs = 30_000): Promise<void> {

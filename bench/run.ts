@@ -6,8 +6,9 @@ import { benchPodcastAudio } from './podcast-audio.js';
 import { benchSeparation } from './separation.js';
 import { benchEnhance } from './enhance.js';
 import { benchFillers } from './enhance-fillers.js';
+import { benchScaleout } from './scaleout.js';
 
-const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers };
+const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers, scaleout: benchScaleout };
 const names = process.argv.slice(2).filter((a) => a !== '--');
 for (const name of names.length ? names : Object.keys(all)) {
   const fn = all[name];

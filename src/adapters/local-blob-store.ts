@@ -1,52 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { constants } from 'node:fs';
+import { access, copyFile, mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { BlobInfo, BlobStore } from '../ports/blob-store.js';
+import { checkedPrefix, contentTypeForKey, InvalidBlobKeyError, isValidBlobKey } from '../ports/blob-keys.js';
+import { blobNotFound, ByteCounter, checkRange } from './blob-streams.js';
+import { checkDisk } from './disk-space.js';
 
 /**
  * Blob store on local disk. Keys map straight to files under `root`, so every key is checked
- * twice: by shape (a strict character set, no `.`/`..` segments) and by the resolved path.
- * Content type is derived from the file extension (no sidecar files to keep in sync).
+ * twice: by shape (the port's key rules) and by the resolved path. Content type is derived from
+ * the file extension (no sidecar files to keep in sync).
  */
 
-const KEY_SEGMENT = /^[A-Za-z0-9._-]+$/;
-const MAX_KEY_LENGTH = 1024;
-
-const CONTENT_TYPES: Record<string, string> = {
-  mp3: 'audio/mpeg',
-  wav: 'audio/wav',
-  flac: 'audio/flac',
-  m4a: 'audio/mp4',
-  aac: 'audio/aac',
-  ogg: 'audio/ogg',
-  opus: 'audio/ogg; codecs=opus',
-  mp4: 'video/mp4',
-  webm: 'audio/webm',
-  zip: 'application/zip',
-  json: 'application/json',
-  txt: 'text/plain; charset=utf-8',
-  srt: 'application/x-subrip',
-  vtt: 'text/vtt; charset=utf-8',
-  png: 'image/png',
-  svg: 'image/svg+xml',
-};
-
-export function contentTypeForKey(key: string): string {
-  const ext = path.posix.extname(key).slice(1).toLowerCase();
-  return CONTENT_TYPES[ext] ?? 'application/octet-stream';
-}
-
-/** True for relative, slash-separated keys made only of [A-Za-z0-9._-] segments, none `.` or `..`. */
-export function isValidBlobKey(key: string): boolean {
-  if (key.length === 0 || key.length > MAX_KEY_LENGTH) return false;
-  return key.split('/').every((seg) => KEY_SEGMENT.test(seg) && seg !== '.' && seg !== '..');
-}
-
-export class InvalidBlobKeyError extends Error {
-  constructor(key: string) {
-    super(`Invalid blob key: ${JSON.stringify(key.slice(0, 200))}`);
-  }
+/**
+ * A hidden name beside the target: same filesystem, so the final rename is atomic; no key can name
+ * it (segments never start with a dot); and a crash leaves it inside the entry the reaper removes.
+ */
+function tempBeside(dest: string): string {
+  return path.join(path.dirname(dest), `.${path.basename(dest)}.part-${randomBytes(6).toString('hex')}`);
 }
 
 function isMissing(err: unknown): boolean {
@@ -59,6 +34,13 @@ export class LocalBlobStore implements BlobStore {
 
   constructor(root: string) {
     this.root = path.resolve(root);
+  }
+
+  /** The folder exists (or can be made) and is writable, and its disk is not (nearly) full. */
+  async ping(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    await access(this.root, constants.W_OK);
+    await checkDisk(this.root);
   }
 
   /** Absolute path of a key, refusing anything that is malformed or would land outside root. */
@@ -77,7 +59,7 @@ export class LocalBlobStore implements BlobStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
       // Different filesystem: copy beside the target, then rename so readers never see half a file.
-      const tmp = `${dest}.tmp-${randomBytes(6).toString('hex')}`;
+      const tmp = tempBeside(dest);
       try {
         await copyFile(localPath, tmp);
         await rename(tmp, dest);
@@ -90,6 +72,32 @@ export class LocalBlobStore implements BlobStore {
     const info = await this.stat(key);
     if (!info) throw new Error(`Blob vanished right after being stored: ${key}`);
     return info;
+  }
+
+  async putStream(key: string, body: Readable, _contentType: string, maxBytes?: number): Promise<BlobInfo> {
+    const dest = this.pathFor(key);
+    const dir = path.dirname(dest);
+    const created = await mkdir(dir, { recursive: true });
+    const tmp = tempBeside(dest);
+    try {
+      await pipeline(body, new ByteCounter(maxBytes), createWriteStream(tmp, { flags: 'wx' }));
+      await rename(tmp, dest);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      if (created) await this.removeEmptyDirs(dir, created);
+      throw err;
+    }
+    const info = await this.stat(key);
+    if (!info) throw new Error(`Blob vanished right after being stored: ${key}`);
+    return info;
+  }
+
+  /** Undoes a failed put's mkdir, from `dir` up to `top` (the first directory it made), if empty. */
+  private async removeEmptyDirs(dir: string, top: string): Promise<void> {
+    for (let d = dir; d.startsWith(top) && d.startsWith(this.root + path.sep); d = path.dirname(d)) {
+      // ENOTEMPTY: another put has landed there meanwhile; keep it and everything above.
+      if (!(await rmdir(d).then(() => true, () => false))) return;
+    }
   }
 
   async stat(key: string): Promise<BlobInfo | null> {
@@ -105,16 +113,13 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
-    if (range) {
-      const { start, end } = range;
-      if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
-        throw new RangeError(`Invalid byte range ${start}-${end}`);
-      }
-    }
+    checkRange(range);
     // Open first so a missing blob rejects here rather than erroring later on the stream.
-    const handle = await open(this.pathFor(key), 'r');
+    const handle = await open(this.pathFor(key), 'r').catch((err: unknown) => {
+      throw isMissing(err) ? blobNotFound(key) : err;
+    });
     try {
-      if (!(await handle.stat()).isFile()) throw Object.assign(new Error(`Not a blob: ${key}`), { code: 'ENOENT' });
+      if (!(await handle.stat()).isFile()) throw blobNotFound(key);
     } catch (err) {
       await handle.close();
       throw err;
@@ -123,9 +128,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async deletePrefix(prefix: string): Promise<void> {
-    // An empty prefix would wipe every task's results: never a legitimate call.
-    const trimmed = prefix.replace(/\/+$/, '');
-    if (!isValidBlobKey(trimmed)) throw new InvalidBlobKeyError(prefix);
+    const trimmed = checkedPrefix(prefix);
     if (prefix.endsWith('/')) {
       await rm(this.pathFor(trimmed), { recursive: true, force: true });
       return;
@@ -146,8 +149,32 @@ export class LocalBlobStore implements BlobStore {
     );
   }
 
+  /**
+   * Removes half-written files (the hidden `.<name>.part-<hex>` a put writes before its rename) left in the
+   * entries under `folder` by a process that died mid-write, once unchanged for `olderThanMs` (a live
+   * write keeps its file's mtime fresh), and the entry itself if nothing else is in it. Without this an
+   * interrupted upload's partial file stays until the reaper expires its whole entry (TASK_TTL_SECONDS).
+   */
+  async removeStalePartials(folder: string, olderThanMs: number): Promise<number> {
+    const dir = this.pathFor(checkedPrefix(folder));
+    const entries = await readdir(dir).catch(() => [] as string[]);
+    const cutoff = Date.now() - olderThanMs;
+    let removed = 0;
+    for (const entry of entries) {
+      const entryDir = path.join(dir, entry);
+      const names = await readdir(entryDir).catch(() => [] as string[]);
+      for (const name of names.filter((n) => /^\..+\.part-[0-9a-f]{12}$/.test(n))) {
+        const file = path.join(entryDir, name);
+        const st = await stat(file).catch(() => null);
+        if (st && st.mtimeMs < cutoff && (await unlink(file).then(() => true, () => false))) removed++;
+      }
+      if (names.length) await rmdir(entryDir).catch(() => undefined); // only if now empty
+    }
+    return removed;
+  }
+
   async deleteOlderThan(folder: string, cutoffMs: number): Promise<number> {
-    const dir = this.pathFor(folder.replace(/\/+$/, ''));
+    const dir = this.pathFor(checkedPrefix(folder));
     let names: string[];
     try {
       names = await readdir(dir);

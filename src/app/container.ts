@@ -1,40 +1,56 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { Config } from '../config/config.js';
+import { ConfigError, type Config } from '../config/config.js';
+import { isSeparationEngineChoice } from '../engines/separation/select.js';
+import { NEURAL_PRESETS } from '../engines/separation/onnx/presets.js';
 import type { TaskKind } from '../domain/task.js';
-import { openSqlite } from '../adapters/sqlite/database.js';
 import { SqlTaskStore } from '../adapters/sql/task-store.js';
 import { SqlAccountStore } from '../adapters/sql/account-store.js';
 import { SqlJobQueue } from '../adapters/sql/queue.js';
+import { BullMqJobQueue } from '../adapters/bullmq/queue.js';
+import type { JobQueue } from '../ports/queue.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../adapters/sql/schema.js';
+import { queuePolicy } from './queue-policy.js';
 import { LocalBlobStore } from '../adapters/local-blob-store.js';
-import { MemoryRateLimiter } from '../adapters/memory-rate-limiter.js';
+import { checkDisk } from '../adapters/disk-space.js';
+import { MemoryLimits } from '../adapters/memory-limits.js';
+import { RedisLimits } from '../adapters/redis/limits.js';
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3BlobStore } from '../adapters/s3-blob-store.js';
+import { PresignedS3Urls } from '../adapters/s3-presigned-urls.js';
+import type { BlobStore, BlobUrls } from '../ports/blob-store.js';
+import { SignedBlobUrls } from '../http/signed-blob-urls.js';
 import { createUrlSigner } from '../http/signed-url.js';
 import { encodeAudio, resolveMediaTools } from '../media/ffmpeg.js';
 import { AuthService } from '../services/auth.js';
 import { TaskService } from '../services/tasks.js';
 import { Metrics } from '../services/metrics.js';
 import { RetentionReaper } from '../services/retention.js';
-import type { KindApi } from '../services/kinds/kind-api.js';
-import { TtsKindApi } from '../services/kinds/tts.js';
-import { PodcastAudioKindApi, PodcastScriptKindApi } from '../services/kinds/podcast.js';
-import { PodcastScriptHandler } from '../jobs/handlers/podcast-script.js';
-import { PodcastAudioHandler } from '../jobs/handlers/podcast-audio.js';
-import { InputFetcher } from '../jobs/input-fetcher.js';
-import { SeparationKindApi } from '../services/kinds/separation.js';
-import { SeparationHandler } from '../jobs/handlers/separation.js';
-import { EnhanceKindApi } from '../services/kinds/enhance.js';
-import { EnhanceHandler } from '../jobs/handlers/enhance.js';
+import { ttsApiKind, TtsKindApi } from '../kinds/tts/api.js';
+import { TtsHandler } from '../kinds/tts/worker.js';
+import { separationApiKind, SeparationKindApi } from '../kinds/separation/api.js';
+import { SeparationHandler } from '../kinds/separation/worker.js';
+import { enhanceApiKind, EnhanceKindApi } from '../kinds/enhance/api.js';
+import { EnhanceHandler } from '../kinds/enhance/worker.js';
+import { podcastScriptApiKind, PodcastScriptKindApi } from '../kinds/podcast-script/api.js';
+import { PodcastScriptHandler } from '../kinds/podcast-script/worker.js';
+import { podcastAudioApiKind, PodcastAudioKindApi } from '../kinds/podcast-audio/api.js';
+import { PodcastAudioHandler } from '../kinds/podcast-audio/worker.js';
+import { checkApiKinds, checkWorkerKinds, type ApiKinds, type WorkerKinds } from '../kinds/registry.js';
+import { InputFetcher, type InputFetcherOptions } from '../jobs/input-fetcher.js';
 import { BuiltinScriptGenerator } from '../engines/podcast/builtin-generator.js';
 import { LlmScriptGenerator } from '../engines/podcast/llm-generator.js';
 import { JobRunner } from '../jobs/runner.js';
-import { EngineThreadPool } from '../jobs/threads/pool.js';
-import type { TtsThreadOutput } from '../jobs/threads/engine-thread.js';
-import { TtsHandler } from '../jobs/handlers/tts.js';
+import { EngineThreadPool } from './thread-pool.js';
 import type { TaskHandler } from '../jobs/handler.js';
 import { createVoiceLibrary } from '../engines/tts/setup.js';
 import { loadOrCreateSecret } from './secret.js';
+import { openDatabase } from './database.js';
+import { ProcessTempDirs } from './temp-dirs.js';
 import type { HttpDeps } from '../http/server.js';
+import type { HealthProbe } from '../http/routes/system.js';
 
 export type Container = Awaited<ReturnType<typeof buildContainer>>;
 
@@ -43,41 +59,114 @@ function packageVersion(): string {
   return pkg.version;
 }
 
+/**
+ * The queue: BullMQ on Redis when REDIS_URL is set (the job is added after the task row), else
+ * the SQL queue in the task database (the job row is written in the task's own transaction).
+ */
+function taskStoreAndQueue(config: Config, db: Kysely<Database>, logger: Logger): { tasks: SqlTaskStore; queue: JobQueue; storeEnqueues: boolean } {
+  if (config.REDIS_URL) {
+    const tasks = new SqlTaskStore(db);
+    return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false };
+  }
+  const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger });
+  return { tasks: new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin }), queue, storeEnqueues: true };
+}
+
+/**
+ * Result files: local disk, or an S3-compatible bucket (BLOB_STORE=s3). Links are Soundry's signed
+ * /files/ URLs (local, and S3_URL_MODE=api: the API streams from the bucket, clients need reach
+ * only the API) or S3 presigned URLs (S3_URL_MODE=presigned: downloads bypass the API).
+ */
+function buildBlobs(config: Config, signedUrls: SignedBlobUrls): { blobs: BlobStore; urls: BlobUrls; s3: S3Client | null } {
+  if (config.BLOB_STORE !== 's3') return { blobs: new LocalBlobStore(config.BLOB_DIR), urls: signedUrls, s3: null };
+  const bucket = config.S3_BUCKET;
+  if (!bucket) throw new Error('BLOB_STORE=s3 needs S3_BUCKET'); // loadConfig refuses this already
+  const s3 = new S3Client({
+    region: config.S3_REGION,
+    endpoint: config.S3_ENDPOINT,
+    forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    // Unset: the AWS default chain (environment, profile, instance or task role).
+    ...(config.S3_ACCESS_KEY_ID && config.S3_SECRET_ACCESS_KEY
+      ? { credentials: { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY } }
+      : {}),
+    // MinIO, R2, Ceph lag behind the SDK's newer default integrity checksums: send them only when required.
+    ...(config.S3_ENDPOINT ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } as const : {}),
+    // In api mode every download in progress holds a socket to the bucket; the SDK's default is 50.
+    requestHandler: { httpAgent: { keepAlive: true, maxSockets: 256 }, httpsAgent: { keepAlive: true, maxSockets: 256 } },
+  });
+  const blobs = new S3BlobStore({ client: s3, bucket });
+  const urls = config.S3_URL_MODE === 'presigned' ? new PresignedS3Urls({ client: s3, bucket, signedLinks: signedUrls }) : signedUrls;
+  return { blobs, urls, s3 };
+}
+
 /** The composition root: the only place where adapters are chosen and constructed. */
-export async function buildContainer(config: Config, logger: Logger) {
+/** Constructor options that are not configuration: only tests pass any (main.ts passes none). */
+export interface ContainerOptions {
+  /**
+   * Test seam for the SSRF guard of worker fetches (inputurl, podcast sources, captions): a resolver the test
+   * controls and where a checked address is really connected to. No env var or config key can set it.
+   */
+  testOnlyInputNetwork?: InputFetcherOptions['testOnly'];
+}
+
+export async function buildContainer(config: Config, logger: Logger, options: ContainerOptions = {}) {
+  if (!isSeparationEngineChoice(config.SEPARATION_ENGINE)) {
+    throw new ConfigError(
+      `Invalid configuration:\n  SEPARATION_ENGINE: must be auto, builtin or one of ${NEURAL_PRESETS.map((p) => p.name).join(', ')}`,
+    );
+  }
   await mkdir(config.TMP_DIR, { recursive: true });
   if (config.PODCAST_MUSIC_FILE && !existsSync(config.PODCAST_MUSIC_FILE)) {
     throw new Error(`PODCAST_MUSIC_FILE does not exist: ${config.PODCAST_MUSIC_FILE}`);
   }
-  const db = await openSqlite(config.DB_PATH);
-  const tasks = new SqlTaskStore(db);
+  const db = await openDatabase(config, {
+    applicationName: `soundry-${config.ROLE}`,
+    onIdleError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool opens a new one'),
+  });
+  // This process's own temp folder; folders of processes that died (kill -9) are removed now.
+  const temp = await ProcessTempDirs.claim(config.TMP_DIR, logger);
+  const { tasks, queue, storeEnqueues } = taskStoreAndQueue(config, db, logger);
   const accounts = new SqlAccountStore(db);
-  const queue = new SqlJobQueue(db);
-  const blobs = new LocalBlobStore(config.BLOB_DIR);
   const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
   const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
-  const auth = new AuthService(accounts, new MemoryRateLimiter(), {
+  const { blobs, urls, s3 } = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));
+  if (blobs instanceof LocalBlobStore) {
+    // Uploads cut short by a killed process: in the background, it walks every upload of the TTL.
+    blobs
+      .removeStalePartials('uploads', 3600_000)
+      .then((n) => n > 0 && logger.info({ files: n }, 'removed partial uploads left by a process that died'))
+      .catch((err: unknown) => logger.warn({ err }, 'could not sweep partial uploads'));
+  }
+  // With REDIS_URL the per-key limits are shared by every API node; without, counted in this
+  // process. A worker serves no API requests: no connection for it.
+  const limits = config.REDIS_URL && config.ROLE !== 'worker'
+    ? await RedisLimits.connect(config.REDIS_URL, { prefix: `${config.REDIS_KEY_PREFIX}limits:`, logger })
+    : new MemoryLimits();
+  const auth = new AuthService(accounts, limits, {
     rateLimit: config.DEFAULT_RATE_LIMIT,
     concurrency: config.DEFAULT_CONCURRENCY,
+    authFailures: config.AUTH_FAILURE_LIMIT > 0
+      ? { failures: config.AUTH_FAILURE_LIMIT, windowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS, blockSeconds: config.AUTH_FAILURE_BLOCK_SECONDS }
+      : null,
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
   const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR });
-  const kinds = new Map<TaskKind, KindApi>([
-    ['tts', new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT }) as KindApi],
-    ['separation', new SeparationKindApi() as KindApi],
-    ['enhance', new EnhanceKindApi() as KindApi],
-    ['podcast_script', new PodcastScriptKindApi(voices) as KindApi],
-    ['podcast_audio', new PodcastAudioKindApi(voices, tasks) as KindApi],
-  ]);
+  const apiKinds: ApiKinds = checkApiKinds({
+    tts: ttsApiKind(new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT })),
+    separation: separationApiKind(new SeparationKindApi()),
+    enhance: enhanceApiKind(new EnhanceKindApi()),
+    podcast_script: podcastScriptApiKind(new PodcastScriptKindApi(voices, { textMaxChars: config.PODCAST_TEXT_MAX_CHARS })),
+    podcast_audio: podcastAudioApiKind(new PodcastAudioKindApi(voices, tasks, { scriptMaxChars: config.PODCAST_SCRIPT_MAX_CHARS })),
+  });
   const metrics = new Metrics(queue);
   let runner: JobRunner | null = null;
   let pool: EngineThreadPool | null = null;
   // One pool per process, made on first use: workers need it, and the API needs it for voice samples.
   const enginePool = () =>
-    (pool ??= new EngineThreadPool({ threads: config.WORKER_THREADS, workerData: { modelsDir: config.MODELS_DIR, separationEngine: config.SEPARATION_ENGINE } }));
+    (pool ??= new EngineThreadPool({ threads: config.WORKER_THREADS, env: { modelsDir: config.MODELS_DIR, separationEngine: config.SEPARATION_ENGINE, tmpDir: temp.dir } }));
   const voiceSamples = {
     async render(voice: { id: number; language: string }, text: string, path: string) {
-      const out = await enginePool().run<TtsThreadOutput>(
+      const out = await enginePool().run(
         'tts',
         { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
         { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
@@ -88,17 +177,35 @@ export async function buildContainer(config: Config, logger: Logger) {
   const taskService = new TaskService({
     tasks,
     queue,
-    kinds,
+    storeEnqueues,
+    kinds: Object.fromEntries(Object.values(apiKinds).map((k) => [k.route.kind, k.api])),
     taskTtlMs: config.TASK_TTL_SECONDS * 1000,
-    fileUrl: (key, notAfterMs) =>
-      signer.sign(key, Math.max(1, Math.min(config.FILE_URL_TTL_SECONDS, Math.floor((notAfterMs - Date.now()) / 1000)))),
+    urls,
+    fileUrlTtlSeconds: config.FILE_URL_TTL_SECONDS,
   });
-  const health = {
-    async check() {
-      await tasks.ping();
-      if (config.ROLE !== 'api' && !runner?.isAlive()) throw new Error('workers are not running');
-      return { database: 'ok', workers: config.ROLE === 'api' ? 'remote' : `${runner?.kinds.join(',')}` };
-    },
+  // What /healthz checks on this node: the database, queue, blob store and local disk always; the workers where this node runs them.
+  const health: HealthProbe = {
+    role: config.ROLE,
+    checks: [
+      { name: 'database', check: async () => (await tasks.ping(), 'ok') },
+      { name: 'queue', check: async () => (await queue.ping(), config.REDIS_URL ? 'redis' : 'sql') },
+      { name: 'blobs', check: async () => (await blobs.ping(), config.BLOB_STORE) },
+      // DATA_DIR's disk, where every process writes its temp files (and, embedded, the database and result files).
+      { name: 'disk', check: () => checkDisk(temp.dir) },
+      ...(config.ROLE === 'api'
+        ? []
+        : [
+            {
+              name: 'workers',
+              check: async () => {
+                // Draining is not a failure: a liveness probe that failed here would kill the node mid-drain (/readyz says 503).
+                if (runner?.isStopping()) return 'draining';
+                if (!runner?.isAlive()) throw new Error('workers are not running');
+                return runner.kinds.join(',');
+              },
+            },
+          ]),
+    ],
   };
   const version = packageVersion();
   const reaper = new RetentionReaper({ tasks, blobs, logger }, config.REAPER_INTERVAL_SECONDS * 1000, config.TASK_TTL_SECONDS * 1000);
@@ -111,6 +218,7 @@ export async function buildContainer(config: Config, logger: Logger) {
     accounts,
     queue,
     blobs,
+    urls,
     signer,
     auth,
     media,
@@ -120,20 +228,30 @@ export async function buildContainer(config: Config, logger: Logger) {
     reaper,
     version,
     health,
+    /** This process's temp folder under TMP_DIR (removed at close; swept by the next start if the process dies). */
+    tempDir: temp.dir,
     /** Everything the HTTP layer needs, so main and the tests build the same server. */
     httpDeps(): HttpDeps {
       return {
         auth,
+        limits,
         tasks: taskService,
+        kinds: Object.values(apiKinds),
         voices,
         metrics,
         health,
         blobs,
+        urls,
         signer,
         logger,
         uploadMaxBytes: config.UPLOAD_MAX_BYTES,
+        timeouts: {
+          headersMs: config.HEADERS_TIMEOUT_SECONDS * 1000,
+          requestMs: config.REQUEST_TIMEOUT_SECONDS * 1000,
+          uploadMs: config.UPLOAD_TIMEOUT_SECONDS * 1000,
+        },
         uploadTtlSeconds: config.TASK_TTL_SECONDS,
-        tmpDir: config.TMP_DIR,
+        tmpDir: temp.dir,
         publicBaseUrl: config.PUBLIC_BASE_URL,
         version,
         voiceSamples,
@@ -142,79 +260,74 @@ export async function buildContainer(config: Config, logger: Logger) {
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */
     async startWorkers(): Promise<JobRunner> {
       const input = new InputFetcher(
-        { blobs, signer },
+        { blobs, urls },
         {
-          publicBaseUrl: config.PUBLIC_BASE_URL,
           allowPrivate: config.ALLOW_PRIVATE_URLS,
           maxBytes: config.INPUT_MAX_BYTES,
           timeoutMs: config.INPUT_TIMEOUT_SECONDS * 1000,
+          ...(options.testOnlyInputNetwork ? { testOnly: options.testOnlyInputNetwork } : {}),
         },
       );
       const generator = config.LLM_BASE_URL
         ? new LlmScriptGenerator({ baseUrl: config.LLM_BASE_URL, model: config.LLM_MODEL, apiKey: config.LLM_API_KEY })
         : new BuiltinScriptGenerator();
-      const handlers = new Map<TaskKind, TaskHandler>([
-        ['tts', new TtsHandler({ pool: enginePool(), blobs, ffmpeg: media.ffmpeg })],
-        [
-          'enhance',
-          new EnhanceHandler({
-            pool: enginePool(),
-            blobs,
-            input,
-            media,
-            modelsDir: config.MODELS_DIR,
-            maxSeconds: config.ENHANCE_MAX_SECONDS,
-            maxBytes: config.ENHANCE_MAX_BYTES,
-            creditsPerMinute: config.CREDITS_PER_MINUTE,
-            targetLufs: config.ENHANCE_LOUDNESS_LUFS,
-            denoiser: config.ENHANCE_DENOISER,
-          }),
-        ],
-        [
-          'separation',
-          new SeparationHandler({ pool: enginePool(), blobs, input, media, maxSeconds: config.SEPARATION_MAX_SECONDS, creditsPerMinute: config.CREDITS_PER_MINUTE }),
-        ],
-        [
-          'podcast_script',
-          new PodcastScriptHandler({
-            input,
-            voices,
-            generator,
-            avatarUrl: (id) => `${config.PUBLIC_BASE_URL}/assets/voices/${id}.svg`,
-            asr: { pool: enginePool(), media, modelsDir: config.MODELS_DIR, maxSeconds: config.ASR_MAX_SECONDS },
-          }),
-        ],
-        [
-          'podcast_audio',
-          new PodcastAudioHandler({
-            pool: enginePool(),
-            blobs,
-            ffmpeg: media.ffmpeg,
-            target: { integrated: config.PODCAST_LOUDNESS_LUFS, truePeak: -1.5, range: 11 },
-            musicFile: config.PODCAST_MUSIC_FILE,
-            modelsDir: config.MODELS_DIR,
-          }),
-        ],
-      ]);
+      const threads = enginePool();
+      const workerKinds: WorkerKinds = checkWorkerKinds({
+        tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg }),
+        enhance: new EnhanceHandler({
+          threads,
+          blobs,
+          input,
+          media,
+          modelsDir: config.MODELS_DIR,
+          maxSeconds: config.ENHANCE_MAX_SECONDS,
+          maxBytes: config.ENHANCE_MAX_BYTES,
+          creditsPerMinute: config.CREDITS_PER_MINUTE,
+          targetLufs: config.ENHANCE_LOUDNESS_LUFS,
+          denoiser: config.ENHANCE_DENOISER,
+        }),
+        separation: new SeparationHandler({ threads, blobs, input, media, maxSeconds: config.SEPARATION_MAX_SECONDS, creditsPerMinute: config.CREDITS_PER_MINUTE }),
+        podcast_script: new PodcastScriptHandler({
+          input,
+          voices,
+          generator,
+          avatarUrl: (id) => `${config.PUBLIC_BASE_URL}/assets/voices/${id}.svg`,
+          asr: { threads, media, modelsDir: config.MODELS_DIR, maxSeconds: config.ASR_MAX_SECONDS },
+          scriptMaxChars: config.PODCAST_SCRIPT_MAX_CHARS,
+          extractLimits: { maxSeconds: config.SOURCE_EXTRACT_MAX_SECONDS, memoryMb: config.SOURCE_EXTRACT_MEMORY_MB },
+        }),
+        podcast_audio: new PodcastAudioHandler({
+          threads,
+          blobs,
+          ffmpeg: media.ffmpeg,
+          target: { integrated: config.PODCAST_LOUDNESS_LUFS, truePeak: -1.5, range: 11 },
+          musicFile: config.PODCAST_MUSIC_FILE,
+          modelsDir: config.MODELS_DIR,
+        }),
+      });
+      // A worker takes only WORKER_KINDS (e.g. separation and enhance on a GPU box).
+      const handlers = new Map<TaskKind, TaskHandler>(config.WORKER_KINDS.map((kind) => [kind, workerKinds[kind]]));
       runner = new JobRunner(
         { queue, tasks, handlers, metrics, logger },
-        {
-          concurrency: config.WORKER_CONCURRENCY,
-          leaseMs: config.LEASE_SECONDS * 1000,
-          maxAttempts: config.MAX_ATTEMPTS,
-          pollIntervalMs: config.POLL_INTERVAL_MS,
-          tmpDir: config.TMP_DIR,
-        },
+        { kinds: config.WORKER_KINDS, policy: queuePolicy(config), tmpDir: temp.dir },
       );
       await runner.start();
       return runner;
+    },
+    /** The drain's worker half: no new jobs; running ones finish within graceMs or go back to the queue. */
+    async stopWorkers(graceMs: number): Promise<void> {
+      reaper.stop();
+      await runner?.stop(graceMs);
     },
     async close(graceMs: number): Promise<void> {
       reaper.stop();
       await runner?.stop(graceMs);
       await pool?.destroy();
       await queue.close();
+      await limits.close();
       await db.destroy();
+      s3?.destroy();
+      await temp.release();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../config/config.js';
-import { openSqlite } from '../adapters/sqlite/database.js';
+import { openDatabase } from '../app/database.js';
 import { SqlAccountStore } from '../adapters/sql/account-store.js';
 import { SqlTaskStore } from '../adapters/sql/task-store.js';
 import type { Database } from '../adapters/sql/schema.js';
@@ -12,7 +12,8 @@ import { registerModelCommands } from './models.js';
 async function main(argv: string[]): Promise<void> {
   const config = loadConfig(process.env);
   let db: Kysely<Database> | null = null;
-  const database = async () => (db ??= await openSqlite(config.DB_PATH));
+  // Same database as the server: Postgres when DATABASE_URL is set, else SQLite under DATA_DIR.
+  const database = async () => (db ??= await openDatabase(config, { applicationName: 'soundry-cli', poolSize: 1 }));
   const print = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
   const program = new Command('soundry').description('Soundry admin CLI').exitOverride();
   registerAdminCommands(program, {

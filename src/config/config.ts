@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { resolve } from 'node:path';
 import { cpus } from 'node:os';
-import { findPreset, NEURAL_PRESETS } from '../engines/separation/onnx/presets.js';
+import { TASK_KINDS, type TaskKind } from '../domain/task.js';
+import { DEFAULT_PODCAST_SCRIPT_MAX_CHARS, DEFAULT_PODCAST_TEXT_MAX_CHARS } from '../domain/podcast-limits.js';
 
 const bool = z
   .enum(['0', '1', 'true', 'false', 'yes', 'no', ''])
@@ -26,16 +27,38 @@ const EnvSchema = z.object({
   CREDITS_PER_MINUTE: int(1, 1_000_000).default(1),
   TTS_MAX_CHARS: int(1, 1_000_000).default(5000),
   TTS_DEFAULT_FORMAT: z.enum(['mp3', 'wav']).default('mp3'),
+  /** Slots per long kind (separation, enhance, podcast_audio) on one worker: each long kind has its own. */
   WORKER_CONCURRENCY: int(1, 64).default(2),
+  /** Slots per short kind (tts, podcast_script), apart from the long kinds' so short tasks never queue behind long ones. */
+  WORKER_SHORT_CONCURRENCY: int(1, 64).default(2),
   WORKER_THREADS: int(1, 64).default(Math.max(1, Math.min(4, cpus().length))),
+  /** A job whose worker stopped renewing its lease (it died) for this long is delivered again (BullMQ: lockDuration). */
   LEASE_SECONDS: int(2, 3600).default(30),
+  /** Deliveries of one task that count (transient failures, dead workers; not graceful shutdowns) before it fails. */
   MAX_ATTEMPTS: int(1, 20).default(3),
+  /** First retry delay after a transient failure; it doubles with each attempt, up to RETRY_BACKOFF_MAX_MS. */
+  RETRY_BACKOFF_MS: int(0, 3_600_000).default(1000),
+  RETRY_BACKOFF_MAX_MS: int(0, 86_400_000).default(300_000),
+  /** How often an idle SQL-queue worker looks for jobs (a task created on the same process wakes it at once). */
   POLL_INTERVAL_MS: int(10, 60_000).default(250),
   SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),
   ALLOW_PRIVATE_URLS: bool.default(false),
   INPUT_MAX_BYTES: int(1, 2 ** 40).default(2 * 1024 ** 3),
   INPUT_TIMEOUT_SECONDS: int(1, 86400).default(600),
   UPLOAD_MAX_BYTES: int(1, 2 ** 40).default(1024 ** 3),
+  /**
+   * Invalid API keys one client IP may present within AUTH_FAILURE_WINDOW_SECONDS; past it the IP is
+   * answered 101003 (with Retry-After) for AUTH_FAILURE_BLOCK_SECONDS. A valid key is never refused for it. 0: off.
+   */
+  AUTH_FAILURE_LIMIT: int(0, 1_000_000).default(20),
+  AUTH_FAILURE_WINDOW_SECONDS: int(1, 86400).default(60),
+  AUTH_FAILURE_BLOCK_SECONDS: int(1, 86400).default(60),
+  /** The request line and headers must arrive within this (slow clients are answered 408 and cut off). */
+  HEADERS_TIMEOUT_SECONDS: int(1, 3600).default(30),
+  /** Headers and body of a JSON request must arrive within this. */
+  REQUEST_TIMEOUT_SECONDS: int(1, 86400).default(60),
+  /** Headers and body of an upload (multipart, up to UPLOAD_MAX_BYTES) must arrive within this. */
+  UPLOAD_TIMEOUT_SECONDS: int(1, 86400).default(3600),
   PREFER_SYSTEM_FFMPEG: bool.default(true),
   /** Any OpenAI-compatible chat endpoint (Ollama, llama.cpp, vLLM, OpenAI) for podcast scripts; unset = built-in generator. */
   LLM_BASE_URL: z.string().url().optional(),
@@ -49,17 +72,61 @@ const EnvSchema = z.object({
   SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),
   /** Longest audio/video podcast source that speech recognition transcribes: it holds an engine thread for the whole file. */
   ASR_MAX_SECONDS: int(1, 86400).default(3600),
-  /** auto: best installed neural model per model type, else built-in; builtin; or one model name (docs/api.md). */
-  SEPARATION_ENGINE: z
-    .string()
-    .min(1)
-    .default('auto')
-    .refine((v) => v === 'auto' || v === 'builtin' || findPreset(v) !== undefined, {
-      message: `must be auto, builtin or one of ${NEURAL_PRESETS.map((p) => p.name).join(', ')}`,
-    }),
+  /** Podcast sources (pages, documents, feeds) are read in a child process of their own: its wall-clock limit and heap cap. */
+  SOURCE_EXTRACT_MAX_SECONDS: int(1, 3600).default(120),
+  SOURCE_EXTRACT_MEMORY_MB: int(64, 16384).default(512),
+  /**
+   * auto: best installed neural model per model type, else built-in; builtin; or one model name (docs/api.md).
+   * Model names are the engines' to know: the composition root checks them (config imports no engine).
+   */
+  SEPARATION_ENGINE: z.string().min(1).default('auto'),
   /** An audio file (operator's own, licensed for this use) laid under podcast episodes as intro/outro bed with ducking. */
   PODCAST_MUSIC_FILE: z.string().min(1).optional(),
   PODCAST_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),
+  /** Pasted podcast source text (source_type 4), in characters: longer is refused at create (100002). The step is free. */
+  PODCAST_TEXT_MAX_CHARS: int(1, 8 * 1024 * 1024).default(DEFAULT_PODCAST_TEXT_MAX_CHARS),
+  /** All lines of a podcast script together, in characters: audio create refuses more, script tasks never make more. */
+  PODCAST_SCRIPT_MAX_CHARS: int(1, 8 * 1024 * 1024).default(DEFAULT_PODCAST_SCRIPT_MAX_CHARS),
+  // Scale-out profile (docs/deploy.md). Unset, Soundry is the embedded profile: SQLite, SQL queue, local disk.
+  /** postgres://user:pass@host:5432/db; unset: SQLite under DATA_DIR. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// (or postgresql://) URL')
+    .optional(),
+  /** redis://host:6379 (rediss:// for TLS): BullMQ queues and per-key limits shared by every node; unset: SQL queue, in-memory limits. */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// (or rediss://) URL')
+    .optional(),
+  /** Prefix of Soundry's Redis keys (per-key limits under <prefix>limits:), so deployments can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().min(1).default('soundry:'),
+  /** BullMQ key prefix (queues are soundry-<kind> under it); on Redis Cluster use a hash tag, e.g. {soundry}. */
+  QUEUE_PREFIX: z.string().regex(/^[^:\s]+$/, 'must not contain spaces or colons').default('bull'),
+  BLOB_STORE: z.enum(['local', 's3']).default('local'),
+  /** Unset: AWS S3 itself; MinIO, R2, Ceph: their endpoint URL. */
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** MinIO and most self-hosted stores need path-style addressing (endpoint/bucket/key). */
+  S3_FORCE_PATH_STYLE: bool.default(false),
+  /** api: result links are Soundry's signed URLs, streamed from S3 by the API; presigned: S3 presigned GET URLs. */
+  S3_URL_MODE: z.enum(['api', 'presigned']).default('api'),
+  /** Comma-separated kinds this worker takes (e.g. separation,enhance on a GPU box); unset: every kind. */
+  WORKER_KINDS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return [...TASK_KINDS];
+      const kinds = v.split(',').map((k) => k.trim()).filter(Boolean);
+      const unknown = kinds.filter((k) => !(TASK_KINDS as readonly string[]).includes(k));
+      if (unknown.length) {
+        ctx.addIssue({ code: 'custom', message: `unknown kind ${unknown.join(', ')}; kinds are ${TASK_KINDS.join(', ')}` });
+        return z.NEVER;
+      }
+      return [...new Set(kinds)] as TaskKind[];
+    }),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -71,6 +138,8 @@ export interface Config extends Omit<Env, 'PUBLIC_BASE_URL' | 'MODELS_DIR' | 'DA
   DB_PATH: string;
   BLOB_DIR: string;
   TMP_DIR: string;
+  /** Things that work but are probably not what the operator meant; logged at start-up. */
+  warnings: readonly string[];
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +152,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  const problems = deploymentProblems(e);
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   const dataDir = resolve(e.DATA_DIR);
   const hostForUrl = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   return Object.freeze({
@@ -93,5 +164,45 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     DB_PATH: `${dataDir}/soundry.db`,
     BLOB_DIR: `${dataDir}/files`,
     TMP_DIR: `${dataDir}/tmp`,
+    warnings: deploymentWarnings(e),
   });
+}
+
+/** Combinations that cannot work: stop at start-up and say what to set. */
+function deploymentProblems(e: Env): string[] {
+  const out: string[] = [];
+  if (e.ROLE === 'worker' && !e.DATABASE_URL) {
+    out.push(
+      'ROLE=worker needs DATABASE_URL (postgres://...): SQLite under DATA_DIR is one machine\'s file, so a worker elsewhere never sees the API\'s tasks. For one machine use ROLE=all.',
+    );
+  }
+  if (e.DATABASE_URL && !e.SIGNING_SECRET) {
+    out.push(
+      'SIGNING_SECRET must be set (the same value, at least 16 characters, on every node) when DATABASE_URL is: result links signed by one node are checked by another.',
+    );
+  }
+  if (e.BLOB_STORE === 's3' && !e.S3_BUCKET) out.push('BLOB_STORE=s3 needs S3_BUCKET (and S3_ENDPOINT for MinIO, R2 or Ceph).');
+  if (e.BLOB_STORE === 's3' && !e.S3_ACCESS_KEY_ID !== !e.S3_SECRET_ACCESS_KEY) {
+    out.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS default credentials.');
+  }
+  return out;
+}
+
+function deploymentWarnings(e: Env): string[] {
+  const out: string[] = [];
+  if (e.ROLE === 'api' && !e.DATABASE_URL) {
+    out.push('ROLE=api on SQLite: only a ROLE=all process sharing this DATA_DIR on this machine runs its tasks.');
+  }
+  if (e.ROLE !== 'all' && e.BLOB_STORE === 'local') {
+    out.push(`ROLE=${e.ROLE} with BLOB_STORE=local: API and workers must share DATA_DIR (${e.DATA_DIR}); set BLOB_STORE=s3 otherwise.`);
+  }
+  if (e.ROLE === 'worker' && !e.PUBLIC_BASE_URL) {
+    out.push(
+      "ROLE=worker without PUBLIC_BASE_URL: set it to the API's public address, as on the API nodes. A worker knows the API's upload and result links (inputurl) by it; otherwise it fetches them as foreign URLs, which the SSRF guard refuses on private addresses, and podcast avatar links point at the worker.",
+    );
+  }
+  if (e.ROLE === 'api' && e.DATABASE_URL && !e.REDIS_URL) {
+    out.push('ROLE=api without REDIS_URL: rate and concurrency limits are counted per API node, not across them.');
+  }
+  return out;
 }

@@ -21,7 +21,9 @@ export const ERRORS = {
   TEXT_TOO_LONG: { code: 100003, message: 'Text exceeds the maximum length' },
   FILE_LINK_INVALID: { code: 100403, message: 'Invalid or expired file link' },
   NOT_FOUND: { code: 100404, message: 'Not Found' },
+  REQUEST_TIMEOUT: { code: 100408, message: 'Request timeout' },
   PAYLOAD_TOO_LARGE: { code: 100413, message: 'Payload too large' },
+  HEADERS_TOO_LARGE: { code: 100431, message: 'Request header fields too large' },
   CAPABILITY_NOT_AVAILABLE: { code: 101010, message: 'Capability not available on this server' },
   INTERNAL_ERROR: { code: 100500, message: 'Internal server error' },
   SERVICE_UNAVAILABLE: { code: 100503, message: 'Service is shutting down, try again shortly' },
@@ -35,6 +37,8 @@ export class AppError extends Error {
   constructor(
     readonly errorName: ErrorName,
     detail?: string,
+    /** Sent as the Retry-After header (seconds) when set. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(detail ?? ERRORS[errorName].message);
     this.code = ERRORS[errorName].code;
@@ -51,3 +55,30 @@ export class TaskFailure extends Error {
     super(message);
   }
 }
+
+/**
+ * What a task that ran out of disk space records. Retrying on the same full disk cannot help, so it
+ * fails at once (and, like every failure, is not charged).
+ */
+export const DISK_FULL_REASON = "No space left on the server's disk to process this task; nothing was charged. Try again later";
+
+const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+/** The texts tools print when they run out of space (ffmpeg's stderr, errors that crossed a thread and lost their code). */
+const DISK_FULL_TEXT = /no space left on device|disk quota exceeded|database or disk is full/i;
+
+/** Whether an error, or one it wraps (`cause`), says the disk is full. */
+export function isDiskFull(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && DISK_FULL_CODES.has(code)) return true;
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && DISK_FULL_TEXT.test(message)) return true;
+  }
+  return false;
+}
+
+/**
+ * The server cannot start, for a reason an operator must act on (a missing or damaged database):
+ * printed as it is, without a stack trace.
+ */
+export class StartupRefusal extends Error {}

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import type { RequestLimits } from '../ports/limits.js';
 import type { AuthService, Caller, Operation } from '../services/auth.js';
 
 declare module 'fastify' {
@@ -15,31 +16,20 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
   return key?.trim() || undefined;
 }
 
-/** Requests in flight per key, for the concurrency limit (101004). Per process. */
-export class InFlightRequests {
-  private readonly counts = new Map<string, number>();
-
-  enter(keyId: string, limit: number): boolean {
-    const n = this.counts.get(keyId) ?? 0;
-    if (n >= limit) return false;
-    this.counts.set(keyId, n + 1);
-    return true;
-  }
-
-  leave(keyId: string): void {
-    const n = (this.counts.get(keyId) ?? 1) - 1;
-    if (n <= 0) this.counts.delete(keyId);
-    else this.counts.set(keyId, n);
-  }
-}
-
-/** onRequest hook: authenticates before the body is even parsed, so bad keys never cost parsing. */
-export function requireApiKey(auth: AuthService, inFlight: InFlightRequests, op: Operation) {
+/**
+ * onRequest hook: authenticates before the body is even parsed, so bad keys never cost parsing,
+ * then holds one of the key's in-flight slots (101004) until the response is closed, whether it
+ * finished or the client went away (an upload holds its slot for as long as its body streams).
+ */
+export function requireApiKey(auth: AuthService, limits: RequestLimits, op: Operation) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const caller = await auth.authenticate(apiKeyOf(request), op);
-    if (!inFlight.enter(caller.key.id, caller.concurrency)) throw new AppError('CONCURRENCY_LIMITED');
+    const caller = await auth.authenticate(apiKeyOf(request), op, request.ip);
+    const ticket = await limits.enter(caller.key.id, caller.concurrency);
+    if (!ticket) throw new AppError('CONCURRENCY_LIMITED');
     request.caller = caller;
-    reply.raw.once('close', () => inFlight.leave(caller.key.id));
+    // A client gone while the checks awaited has already had its 'close': free the slot now.
+    if (reply.raw.closed) void limits.leave(ticket);
+    else reply.raw.once('close', () => void limits.leave(ticket));
   };
 }
 

@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { maxHeaderSize, STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, ERRORS } from '../domain/errors.js';
 
@@ -55,6 +57,11 @@ function validationMessage(err: FastifyError, body: unknown): string {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
     if (error instanceof AppError) {
+      if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
+      if (error.errorName === 'REQUEST_TIMEOUT') {
+        // A body that did not arrive in time (server.ts): what is left of it is never read, so the connection goes.
+        return reply.status(408).header('connection', 'close').send(refusal(error));
+      }
       return reply.status(error.errorName === 'SERVICE_UNAVAILABLE' ? 503 : 200).send(refusal(error));
     }
     if (error.validation || hasZodFastifySchemaValidationErrors(error)) {
@@ -80,5 +87,109 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) => {
     reply.status(404).send(refusal(new AppError('NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?')[0]}`)));
+  });
+  installProtocolErrorHandling(app);
+}
+
+/*
+ * Answers written before routing. Node's HTTP parser and Fastify's router refuse some requests before any
+ * route, hook or error handler sees them, and would answer with their own bodies (`{"error":"Bad Request",
+ * "message":"Client Error"}`, an empty 400, or no answer at all). These options and listeners make those
+ * answers envelopes too; the HTTP statuses are in docs/api.md ("Answers before routing").
+ */
+
+/** What the client is told about a parse error: llhttp's reason (a fixed text, never the client's bytes). */
+function parseProblem(err: Error & { code?: string; reason?: unknown }): string {
+  const reason = typeof err.reason === 'string' && err.reason ? err.reason : err.code ?? 'unreadable request';
+  return reason.replace(/[^\x20-\x7e]/g, '?').slice(0, 120);
+}
+
+/** The refusal (status and envelope) for an error of Node's HTTP parser on a connection. */
+export function clientErrorRefusal(err: Error & { code?: string; reason?: unknown }): { status: number; error: AppError } {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, error: new AppError('HEADERS_TOO_LARGE', `Request header fields too large: the request line and headers exceed ${maxHeaderSize} bytes`) };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, error: new AppError('REQUEST_TIMEOUT', 'Request timeout: the request did not arrive in time') };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, error: new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: chunk extensions too long') };
+    default:
+      return { status: 400, error: new AppError('INVALID_PARAMETERS', `Invalid parameters: request: malformed HTTP (${parseProblem(err)})`) };
+  }
+}
+
+/** Connections already answered: the parser may report the same broken connection more than once. */
+const answeredSockets = new WeakSet<Duplex>();
+/** How long a refused connection may still send before it is closed (it must be able to read the answer). */
+const REFUSED_LINGER_MS = 2000;
+
+/**
+ * Writes one envelope answer straight to a connection and closes it: for connections whose HTTP can no
+ * longer be trusted (after a parse error, or a CONNECT), so nothing else may be read from them.
+ */
+function answerOnSocket(socket: Duplex, status: number, error: AppError): void {
+  if (answeredSockets.has(socket)) return;
+  answeredSockets.add(socket);
+  // An answer already under way on this connection cannot be interrupted by another one.
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (socket.destroyed || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(refusal(error));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  // Read and drop what the client still sends: closing with unread input resets the connection, which can
+  // make the client lose the answer. The connection goes after a short while whatever the client does.
+  socket.resume();
+  setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+}
+
+/** Fastify server options that route the framework's own refusals here. */
+export function envelopeServerOptions(): Pick<FastifyHttpOptions<RawServerDefault>, 'clientErrorHandler' | 'frameworkErrors' | 'http'> {
+  return {
+    // Malformed HTTP, header overflow (431), duplicate Content-Length, bad header values, unknown methods, timeouts.
+    clientErrorHandler(err, socket) {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const { status, error } = clientErrorRefusal(err);
+      answerOnSocket(socket, status, error);
+    },
+    // Errors of the router before any route: a path that is not valid percent-encoding, a too-long parameter.
+    frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+      const path = (request.raw.url ?? '').split('?')[0] ?? '';
+      if (error.code === 'FST_ERR_BAD_URL') {
+        void reply.status(400).send(refusal(new AppError('INVALID_PARAMETERS', 'Invalid parameters: path: not a valid URL (malformed percent-encoding)')));
+      } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        // Longer than any name the routes serve: nothing can be there.
+        void reply.status(404).send(refusal(new AppError('NOT_FOUND', `Not Found: ${request.raw.method ?? ''} ${path.slice(0, 200)}`)));
+      } else {
+        request.log.error({ err: error }, 'router error');
+        void reply.status(500).send(refusal(new AppError('INTERNAL_ERROR')));
+      }
+    },
+    // Node answers an HTTP/1.1 request without Host with an empty 400; the hook below answers it instead.
+    http: { requireHostHeader: false },
+  };
+}
+
+/** The protocol refusals Node would otherwise answer itself (or not at all), as envelopes. Used with envelopeServerOptions(). */
+export function installProtocolErrorHandling(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      // RFC 9112 3.2: a server must refuse it with 400.
+      return reply.status(400).send(refusal(new AppError('INVALID_PARAMETERS', 'Invalid parameters: header host: required (HTTP/1.1)')));
+    }
+  });
+  // `Expect` other than 100-continue: Node would answer an empty 417.
+  app.server.on('checkExpectation', (req, res: ServerResponse) => {
+    const body = JSON.stringify(refusal(new AppError('INVALID_PARAMETERS', 'Invalid parameters: header expect: only 100-continue is supported')));
+    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+  });
+  // CONNECT (proxy tunnels): Node would drop the connection without an answer.
+  app.server.on('connect', (req, socket: Duplex) => {
+    answerOnSocket(socket, 404, new AppError('NOT_FOUND', 'Not Found: CONNECT (this server is not a proxy)'));
   });
 }

@@ -6,58 +6,193 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { Logger } from 'pino';
 import type { AuthService } from '../services/auth.js';
 import type { TaskService } from '../services/tasks.js';
+import type { ApiKind } from '../kinds/kind.js';
 import type { Metrics } from '../services/metrics.js';
 import type { VoiceLibrary } from '../ports/voices.js';
-import type { BlobStore } from '../ports/blob-store.js';
+import type { BlobStore, BlobUrls } from '../ports/blob-store.js';
+import type { RequestLimits } from '../ports/limits.js';
 import type { UrlSigner } from './signed-url.js';
 import { AppError } from '../domain/errors.js';
-import { InFlightRequests } from './auth-hooks.js';
-import { installErrorHandling } from './envelope.js';
+import { envelopeServerOptions, installErrorHandling, installProtocolErrorHandling } from './envelope.js';
 import { registerTaskRoutes } from './routes/tasks.js';
 import { registerVoiceRoutes } from './routes/voices.js';
+import { refusal } from './envelope.js';
 import { registerSystemRoutes, type HealthProbe } from './routes/system.js';
 import { registerFileRoutes } from './routes/files.js';
-import { registerUploadRoutes } from './routes/upload.js';
+import { registerUploadRoutes, UPLOAD_MULTIPART_LIMITS, UPLOAD_PATH } from './routes/upload.js';
 import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voice-assets.js';
 
 export interface HttpDeps {
   auth: AuthService;
+  /** Per-key rate and in-flight limits; the same instance AuthService checks the rate with. */
+  limits: RequestLimits;
   tasks: TaskService;
+  /** The kinds' routes (the API registry, src/kinds/registry.ts). */
+  kinds: readonly ApiKind[];
   voices: VoiceLibrary;
   metrics: Metrics;
   health: HealthProbe;
   blobs: BlobStore;
+  /** How clients are given blobs (upload answers); the file route still checks signed links itself. */
+  urls: BlobUrls;
   signer: UrlSigner;
   logger: Logger;
   uploadMaxBytes: number;
   uploadTtlSeconds: number;
+  /** Slow clients; defaults: DEFAULT_TIMEOUTS. */
+  timeouts?: HttpTimeouts;
   tmpDir: string;
   publicBaseUrl: string;
   version: string;
   voiceSamples: VoiceSampleRenderer;
 }
 
+/**
+ * The drain of a server (SIGTERM): the listener stays open, so clients and load balancers get an answer
+ * instead of "connection refused", while what was already running finishes.
+ */
+export interface Drain {
+  /**
+   * From now on every new request gets the 100503 envelope (HTTP 503, `Connection: close`,
+   * `Retry-After`), except /healthz and /metrics, which still answer, and /readyz, which answers 503
+   * `draining`. `app.close()` begins it too.
+   */
+  begin(): void;
+  readonly draining: boolean;
+  /** Requests admitted before the drain began that are still running. */
+  readonly inFlight: number;
+  /** Resolves true once no admitted request is running, or false after timeoutMs. */
+  settled(timeoutMs: number): Promise<boolean>;
+}
+
+/** Seconds a refused client is told to wait: by then a load balancer has another node, or this one is back. */
+const DRAIN_RETRY_AFTER_SECONDS = 5;
+/** Still answered while draining: probes and monitoring must see the drain, not a refusal. */
+const SYSTEM_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+const drains = new WeakMap<FastifyInstance, Drain>();
+
+/** The drain of a server built by buildHttpServer or buildSystemServer. */
+export function drainOf(app: FastifyInstance): Drain {
+  const drain = drains.get(app);
+  if (!drain) throw new Error('this server was not built by buildHttpServer or buildSystemServer');
+  return drain;
+}
+
+function installDrain(app: FastifyInstance): Drain {
+  let draining = false;
+  let inFlight = 0;
+  const waiters = new Set<() => void>();
+  const done = () => {
+    if (--inFlight === 0) for (const w of waiters) w();
+  };
+  const drain: Drain = {
+    begin: () => {
+      draining = true;
+    },
+    get draining() {
+      return draining;
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    settled: (timeoutMs) =>
+      new Promise<boolean>((resolve) => {
+        if (inFlight === 0) return resolve(true);
+        const finish = (ok: boolean) => {
+          clearTimeout(timer);
+          waiters.delete(wake);
+          resolve(ok);
+        };
+        const wake = () => finish(true);
+        const timer = setTimeout(() => finish(false), timeoutMs);
+        waiters.add(wake);
+      }),
+  };
+  drains.set(app, drain);
+  app.addHook('preClose', async () => drain.begin());
+  // The first onRequest hook: refused requests cost nothing else (no auth, no body parsing).
+  app.addHook('onRequest', async (request, reply) => {
+    if (draining && !SYSTEM_PATHS.has(request.url.split('?')[0]!)) {
+      return reply
+        .status(503)
+        .header('connection', 'close')
+        .header('retry-after', String(DRAIN_RETRY_AFTER_SECONDS))
+        .send(refusal(new AppError('SERVICE_UNAVAILABLE')));
+    }
+    inFlight++;
+    reply.raw.once('close', done);
+  });
+  return drain;
+}
+
+/**
+ * How long a client may take to send a request. Fastify disables Node's request timeout by default,
+ * so a client trickling a byte every few seconds could hold a connection forever (docs/api.md).
+ */
+export interface HttpTimeouts {
+  /** Request line and headers (Node's headersTimeout): 408 envelope, connection closed. */
+  headersMs: number;
+  /** Headers and body of every request but uploads: 408 envelope, connection closed (the preParsing hook below). */
+  requestMs: number;
+  /** Headers and body of an upload; also Node's requestTimeout, the bound of every request on the server. */
+  uploadMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: HttpTimeouts = { headersMs: 30_000, requestMs: 60_000, uploadMs: 3_600_000 };
+
+/** Fastify and Node options for the timeouts; Node checks its deadlines every connectionsCheckingInterval. */
+function timeoutOptions(t: HttpTimeouts) {
+  const envelope = envelopeServerOptions();
+  const requestTimeout = Math.max(t.requestMs, t.uploadMs);
+  const headersTimeout = Math.min(t.headersMs, requestTimeout);
+  const connectionsCheckingInterval = Math.min(5000, Math.max(100, Math.floor(Math.min(headersTimeout, t.requestMs) / 4)));
+  return {
+    ...envelope,
+    requestTimeout,
+    http: { ...envelope.http, requestTimeout, headersTimeout, connectionsCheckingInterval },
+  };
+}
+
+/**
+ * Bodies of JSON routes must arrive within `requestMs` of the request's start; a late one is
+ * refused with the 408 envelope (error handler) and the connection closed. Uploads are bounded by
+ * Node's requestTimeout (uploadMs) instead.
+ */
+function installBodyTimeout(app: FastifyInstance, requestMs: number): void {
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (request.raw.complete || request.routeOptions.url === UPLOAD_PATH) return done(null, payload);
+    const timer = setTimeout(() => {
+      if (request.raw.complete || reply.sent) return;
+      const err = new AppError('REQUEST_TIMEOUT', `Request timeout: the body did not arrive within ${requestMs / 1000} s`);
+      // The body parser listens for errors on the payload; without one (nothing reads the body) just cut it off.
+      if (payload.listenerCount('error') > 0) payload.emit('error', err);
+      else request.raw.socket?.destroy();
+    }, Math.max(0, requestMs - reply.elapsedTime));
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    request.raw.once('end', clear);
+    reply.raw.once('close', clear);
+    done(null, payload);
+  });
+}
+
 export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> {
+  const timeouts = deps.timeouts ?? DEFAULT_TIMEOUTS;
   // return503OnClosing off: fastify's own 503 body is not an envelope; the hook below answers instead.
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: 8 * 1024 * 1024,
     trustProxy: false,
     return503OnClosing: false,
+    ...timeoutOptions(timeouts),
   });
+  installBodyTimeout(app, timeouts.requestMs);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
   installErrorHandling(app);
 
-  // While draining (SIGTERM), requests still arriving on open connections get a 503 envelope (100503).
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onRequest', async () => {
-    if (closing) throw new AppError('SERVICE_UNAVAILABLE');
-  });
+  const drain = installDrain(app);
 
   // The spec sends JSON everywhere; a client that forgets the content type, or sends text/plain
   // (fastify would hand the handler a string), still means JSON.
@@ -85,22 +220,36 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
     transform: jsonSchemaTransform,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  await app.register(multipart, { limits: { fileSize: deps.uploadMaxBytes, files: 1 } });
+  await app.register(multipart, { limits: { ...UPLOAD_MULTIPART_LIMITS, fileSize: deps.uploadMaxBytes } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const inFlight = new InFlightRequests();
-  registerTaskRoutes(app, { auth: deps.auth, tasks: deps.tasks, inFlight });
-  registerVoiceRoutes(app, { auth: deps.auth, voices: deps.voices, inFlight, publicBaseUrl: deps.publicBaseUrl });
+  registerTaskRoutes(app, { auth: deps.auth, tasks: deps.tasks, limits: deps.limits, kinds: deps.kinds });
+  registerVoiceRoutes(app, { auth: deps.auth, voices: deps.voices, limits: deps.limits, publicBaseUrl: deps.publicBaseUrl });
   registerVoiceAssetRoutes(app, { voices: deps.voices, blobs: deps.blobs, samples: deps.voiceSamples, tmpDir: deps.tmpDir });
   registerUploadRoutes(app, {
     auth: deps.auth,
-    inFlight,
+    limits: deps.limits,
     blobs: deps.blobs,
-    signer: deps.signer,
-    tmpDir: deps.tmpDir,
+    urls: deps.urls,
+    maxBytes: deps.uploadMaxBytes,
     ttlSeconds: deps.uploadTtlSeconds,
   });
-  registerSystemRoutes(app, { metrics: deps.metrics, health: deps.health });
+  registerSystemRoutes(app, { metrics: deps.metrics, health: deps.health, draining: () => drain.draining });
   registerFileRoutes(app, { blobs: deps.blobs, signer: deps.signer });
+  return app;
+}
+
+/**
+ * A worker node serves no API, but orchestrators still need to probe it: /healthz, /readyz and /metrics
+ * only, on the same PORT, answering 503 once it drains.
+ */
+export async function buildSystemServer(deps: Pick<HttpDeps, 'metrics' | 'health' | 'logger'>): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, return503OnClosing: false, ...timeoutOptions(DEFAULT_TIMEOUTS) });
+  installProtocolErrorHandling(app);
+  const drain = installDrain(app);
+  registerSystemRoutes(app, { metrics: deps.metrics, health: deps.health, draining: () => drain.draining });
+  app.setNotFoundHandler(async (request, reply) =>
+    reply.status(404).send(refusal(new AppError('NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?')[0]} (a worker node serves /healthz, /readyz and /metrics only)`))),
+  );
   return app;
 }

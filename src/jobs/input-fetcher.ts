@@ -2,10 +2,8 @@ import { createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { TaskFailure } from '../domain/errors.js';
-import type { BlobStore } from '../ports/blob-store.js';
-import type { UrlSigner } from '../http/signed-url.js';
-import { keyFromPath } from '../http/routes/files.js';
-import { fetchToFile, FetchInputError } from '../media/fetch-input.js';
+import type { BlobStore, BlobUrls } from '../ports/blob-store.js';
+import { fetchToFile, FetchInputError, type AddressPolicy } from '../media/fetch-input.js';
 import { sniffMediaType, type SniffedType } from '../media/sniff.js';
 
 export interface FetchedInput {
@@ -17,33 +15,43 @@ export interface FetchedInput {
 }
 
 export interface InputFetcherOptions {
-  publicBaseUrl: string;
   allowPrivate: boolean;
   maxBytes: number;
   timeoutMs: number;
+  /**
+   * Test seam only (set through buildContainer's options by test code, never from config or env): the DNS
+   * resolver and where a checked address is really connected to. The guard still checks every address the
+   * resolver answers, so this cannot open a private address; it only lets tests play "the internet" on 127.0.0.1.
+   */
+  testOnly?: Pick<AddressPolicy, 'lookup' | 'testOnlyConnectTo'>;
 }
 
 /**
- * Brings a task's `inputurl` to a local file. Our own signed file URLs (uploads, earlier results)
- * are read straight from the blob store: fetching them over HTTP would hit the SSRF guard (loopback)
- * and waste a round trip. Everything else goes through the SSRF-guarded fetcher.
+ * Brings a task's `inputurl` to a local file. Our own file links (uploads, earlier results), signed
+ * /files/ links or S3 presigned URLs alike, are read straight from the blob store once the issuer has
+ * verified them: fetching them over HTTP would hit the SSRF guard (loopback, a private bucket) and
+ * waste a round trip. Everything else goes through the SSRF-guarded fetcher.
  */
 export class InputFetcher {
   constructor(
-    private readonly deps: { blobs: BlobStore; signer: Pick<UrlSigner, 'verify'> },
+    private readonly deps: { blobs: BlobStore; urls: Pick<BlobUrls, 'ownKey'> },
     private readonly opts: InputFetcherOptions,
   ) {}
 
   async fetch(url: string, destPath: string, signal: AbortSignal, limits: { maxBytes?: number } = {}): Promise<FetchedInput> {
     const maxBytes = Math.min(limits.maxBytes ?? Infinity, this.opts.maxBytes);
-    const own = this.ownKey(url);
-    if (own) return this.copyBlob(own, destPath, maxBytes);
+    const own = await this.deps.urls.ownKey(url);
+    if (own.kind === 'own') return this.copyBlob(own.key, destPath, maxBytes);
+    if (own.kind === 'refused') {
+      throw new TaskFailure(`The URL is a file link of this server that is ${own.reason === 'expired' ? 'expired' : 'not valid'}`);
+    }
     try {
       const res = await fetchToFile(url, destPath, {
         allowPrivate: this.opts.allowPrivate,
         maxBytes,
         timeoutMs: this.opts.timeoutMs,
         signal,
+        ...this.opts.testOnly,
       });
       return { path: destPath, bytes: res.bytes, sniffed: res.sniffed, contentType: res.contentType };
     } catch (err) {
@@ -54,25 +62,6 @@ export class InputFetcher {
       }
       throw err;
     }
-  }
-
-  /** The blob key when `url` is one of our own file links with a valid signature. */
-  private ownKey(url: string): string | null {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      return null;
-    }
-    const base = new URL(this.opts.publicBaseUrl);
-    if (parsed.origin !== base.origin) return null;
-    const prefix = base.pathname.replace(/\/+$/, '');
-    if (!parsed.pathname.startsWith(`${prefix}/files/`)) return null;
-    const key = keyFromPath(parsed.pathname.slice(prefix.length));
-    if (!key) return null;
-    const verdict = this.deps.signer.verify(key, parsed.searchParams.get('exp') ?? undefined, parsed.searchParams.get('sig') ?? undefined);
-    if (verdict !== 'ok') throw new TaskFailure(`The URL is a file link of this server that is ${verdict === 'expired' ? 'expired' : 'not valid'}`);
-    return key;
   }
 
   private async copyBlob(key: string, destPath: string, maxBytes: number): Promise<FetchedInput> {

@@ -1,116 +1,80 @@
 import { mkdtemp, rm, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { TaskFailure } from '../domain/errors.js';
-import type { TaskKind } from '../domain/task.js';
-import type { JobQueue, ReservedJob } from '../ports/queue.js';
+import { DISK_FULL_REASON, isDiskFull, TaskFailure } from '../domain/errors.js';
+import { isFinished, type TaskKind } from '../domain/task.js';
+import type { DeliveredJob, ExhaustedCause, JobConsumer, JobHandler, JobQueue, JobResult, QueuePolicy } from '../ports/queue.js';
 import type { TaskStore } from '../ports/task-store.js';
-import type { Metrics } from '../services/metrics.js';
+import type { TaskMetrics } from '../ports/metrics.js';
 import type { TaskHandler } from './handler.js';
 
 export interface RunnerOptions {
-  concurrency: number;
-  leaseMs: number;
-  maxAttempts: number;
-  pollIntervalMs: number;
+  /** The kinds this worker takes (WORKER_KINDS); those without a handler are left to other workers. */
+  kinds: readonly TaskKind[];
+  /** Per-kind slots, attempts, backoff and lease (src/app/queue-policy.ts). */
+  policy: QueuePolicy;
   tmpDir: string;
 }
 
 /**
- * The one run-task flow every kind shares: reserve a job, hold its lease with heartbeats, run the
- * kind's handler, then record success (and charge, once) or failure. A job whose worker died is
- * delivered again when its lease runs out, up to maxAttempts.
+ * The one run-task flow every kind shares, handed to the queue as its job handler: load the
+ * task, run the kind's handler, then record success (and charge, once) or failure. Leases,
+ * attempts, backoff and redelivery after a crash are the queue adapter's business.
  */
-export class JobRunner {
-  readonly workerId = `worker_${randomUUID().slice(0, 8)}`;
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
-  private slots: Promise<void>[] = [];
-  private stopping = false;
-  private wake: (() => void) | null = null;
+export class JobRunner implements JobHandler {
+  private consumer: JobConsumer | null = null;
+  private stopping: Promise<void> | null = null;
 
   constructor(
-    private readonly deps: { queue: JobQueue; tasks: TaskStore; handlers: ReadonlyMap<TaskKind, TaskHandler>; metrics: Metrics; logger: Logger },
+    private readonly deps: { queue: JobQueue; tasks: TaskStore; handlers: ReadonlyMap<TaskKind, TaskHandler>; metrics: TaskMetrics; logger: Logger },
     private readonly opts: RunnerOptions,
   ) {}
 
   get kinds(): TaskKind[] {
-    return [...this.deps.handlers.keys()];
+    return this.opts.kinds.filter((k) => this.deps.handlers.has(k));
   }
 
   isAlive(): boolean {
-    return !this.stopping && this.slots.length === this.opts.concurrency;
+    return !this.stopping && this.consumer !== null && this.consumer.isRunning();
+  }
+
+  /** Stopping (a drain): no new jobs, running ones finishing or being handed back. */
+  isStopping(): boolean {
+    return this.stopping !== null;
   }
 
   async start(): Promise<void> {
     await mkdir(this.opts.tmpDir, { recursive: true });
-    this.slots = Array.from({ length: this.opts.concurrency }, () => this.loop());
+    this.consumer = await this.deps.queue.consume(this.kinds, this, this.opts.policy);
   }
 
   /** Lets a freshly created task start without waiting for the next poll. */
   notify(): void {
-    this.wake?.();
+    this.consumer?.notify();
   }
 
-  /** Stops taking jobs, lets running ones finish within graceMs, then hands the rest back to the queue. */
-  async stop(graceMs: number): Promise<void> {
-    this.stopping = true;
-    this.notify();
-    const all = Promise.all([...this.running.values()].map((r) => r.done));
-    const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref())]);
-    if (timedOut) for (const r of this.running.values()) r.abort.abort(new Error('shutting down'));
-    await Promise.all(this.slots);
+  /** Stops taking jobs, lets running ones finish within graceMs, then hands the rest back to the queue. Once: later calls wait for the first. */
+  stop(graceMs: number): Promise<void> {
+    this.stopping ??= this.consumer?.stop(graceMs) ?? Promise.resolve();
+    return this.stopping;
   }
 
-  private async loop(): Promise<void> {
-    while (!this.stopping) {
-      let job: ReservedJob | null = null;
-      try {
-        job = await this.deps.queue.reserve(this.kinds, this.workerId, this.opts.leaseMs);
-      } catch (err) {
-        this.deps.logger.error({ err }, 'reserve failed');
-      }
-      if (!job) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.opts.pollIntervalMs);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        continue;
-      }
-      const abort = new AbortController();
-      const done = this.runJob(job, abort).catch((err) => this.deps.logger.error({ err, taskId: job?.taskId }, 'job crashed'));
-      this.running.set(job.taskId, { abort, done });
-      await done;
-      this.running.delete(job.taskId);
-    }
-  }
-
-  private async runJob(job: ReservedJob, abort: AbortController): Promise<void> {
-    const { queue, tasks, metrics, logger } = this.deps;
+  async run(job: DeliveredJob, signal: AbortSignal): Promise<JobResult> {
+    const { tasks, metrics, logger } = this.deps;
     const log = logger.child({ taskId: job.taskId, kind: job.kind, attempt: job.attempt });
     const task = await tasks.get(job.taskId);
-    if (!task || task.state === 'success' || task.state === 'failed') {
-      await queue.ack(job.taskId);
-      return;
-    }
+    // Gone (expired and reaped) or already finished by an earlier delivery: nothing to do.
+    if (!task || isFinished(task.state)) return { status: 'done' };
     const handler = this.deps.handlers.get(job.kind);
-    if (!handler || job.attempt > this.opts.maxAttempts) {
-      const why = handler ? `Processing failed after ${this.opts.maxAttempts} attempts` : 'No worker for this task kind';
-      await tasks.completeFailure(task.id, why, Date.now());
-      await queue.ack(job.taskId);
+    if (!handler) {
+      const reason = 'No worker for this task kind';
+      await tasks.completeFailure(task.id, reason, Date.now());
       metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
-      return;
+      return { status: 'failed', reason };
     }
     await tasks.markRunning(task.id, Date.now());
-    const heartbeat = setInterval(() => {
-      queue.heartbeat(task.id, this.workerId, this.opts.leaseMs).then(
-        (mine) => mine || abort.abort(new Error('lease lost')),
-        (err) => log.warn({ err }, 'heartbeat failed'),
-      );
-    }, Math.max(500, this.opts.leaseMs / 3));
+    // Which node holds which task (and on which delivery): what an operator needs after a node dies.
+    log.info('task started');
     let lastProgress = 0;
     const onProgress = (fraction: number) => {
       const now = Date.now();
@@ -118,40 +82,57 @@ export class JobRunner {
       lastProgress = now;
       tasks.setProgress(task.id, fraction, now).catch((err) => log.warn({ err }, 'progress update failed'));
     };
-    const tmpDir = await mkdtemp(join(this.opts.tmpDir, `${task.id}-`));
     const started = performance.now();
+    let tmpDir: string | null = null;
     try {
-      const outcome = await handler.run({ task, attempt: job.attempt, tmpDir, signal: abort.signal, onProgress });
+      // Inside the try: on a full disk even this fails, and must fail the task like any later write.
+      tmpDir = await mkdtemp(join(this.opts.tmpDir, `${task.id}-`));
+      const outcome = await handler.run({ task, attempt: job.attempt, tmpDir, signal, onProgress });
       const seconds = (performance.now() - started) / 1000;
       await tasks.completeSuccess(task.id, outcome, Date.now());
-      await queue.ack(task.id);
       metrics.taskDuration.observe({ kind: job.kind, status: 'success' }, seconds);
       metrics.tasksFinished.inc({ kind: job.kind, status: 'success' });
       if (outcome.audioSeconds > 0) metrics.realTimeFactor.observe({ engine: outcome.engine }, seconds / outcome.audioSeconds);
       log.info({ seconds, engine: outcome.engine }, 'task succeeded');
+      return { status: 'done' };
     } catch (err) {
-      const seconds = (performance.now() - started) / 1000;
-      if (err instanceof TaskFailure && !err.retryable) {
-        await tasks.completeFailure(task.id, err.message, Date.now());
-        await queue.ack(task.id);
+      // A full disk is not transient in any useful sense: retrying would hold the task "waiting" until
+      // someone frees space. Fail it now, with a reason that says so (failed tasks are not charged).
+      const diskFull = isDiskFull(err) && !signal.aborted;
+      if (diskFull || (err instanceof TaskFailure && !err.retryable)) {
+        const reason = diskFull ? DISK_FULL_REASON : (err as TaskFailure).message;
+        // What this attempt wrote goes first: it frees the space the failure itself is recorded with.
+        if (diskFull && tmpDir) await rm(tmpDir, { recursive: true, force: true });
+        const seconds = (performance.now() - started) / 1000;
+        await tasks.completeFailure(task.id, reason, Date.now());
         metrics.taskDuration.observe({ kind: job.kind, status: 'failed' }, seconds);
         metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
-        log.info({ reason: err.message }, 'task failed');
-      } else if (this.stopping || job.attempt < this.opts.maxAttempts) {
-        // Shutting down or transient: hand it back (another worker or the next start takes it).
-        log.warn({ err }, 'task interrupted; returned to the queue');
-        await queue.release(task.id, this.workerId, this.stopping ? 0 : 1000 * job.attempt);
-      } else {
-        log.error({ err }, 'task failed on its last attempt');
-        // A transient failure that never passed still says what it was ("the language model service could
-        // not be reached"); only unexpected errors stay generic.
-        await tasks.completeFailure(task.id, err instanceof TaskFailure ? err.message : 'Processing failed because of an internal error', Date.now());
-        await queue.ack(task.id);
-        metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
+        if (diskFull) log.error({ err }, 'task failed: no space left on the disk');
+        else log.info({ reason }, 'task failed');
+        return { status: 'failed', reason };
       }
+      // Transient, or interrupted (shutdown, lost lease): the queue retries, hands back or gives up.
+      log.warn({ err }, 'task attempt did not finish');
+      return { status: 'retry', error: err };
     } finally {
-      clearInterval(heartbeat);
-      await rm(tmpDir, { recursive: true, force: true });
+      if (tmpDir) await rm(tmpDir, { recursive: true, force: true });
     }
+  }
+
+  /** No attempts left: record the failure (nothing is charged) so the task does not wait forever. */
+  async exhausted(job: DeliveredJob, why: ExhaustedCause): Promise<void> {
+    const { tasks, metrics, logger } = this.deps;
+    // A transient failure that never passed still says what it was ("the language model service could
+    // not be reached"); only unexpected errors stay generic.
+    const reason =
+      why.cause === 'lease-lost'
+        ? `Processing failed after ${job.maxAttempts} attempts`
+        : isDiskFull(why.error)
+          ? DISK_FULL_REASON
+          : why.error instanceof TaskFailure
+            ? why.error.message
+            : 'Processing failed because of an internal error';
+    logger.error({ taskId: job.taskId, kind: job.kind, attempt: job.attempt, err: why.cause === 'error' ? why.error : undefined }, 'task out of attempts');
+    if (await tasks.completeFailure(job.taskId, reason, Date.now())) metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
   }
 }

@@ -1,11 +1,6 @@
-/**
- * The one in-memory audio type shared by engines, DSP and codecs: planar float32 PCM in [-1, 1].
- * Planar (one array per channel) because every DSP stage works per channel.
- */
-export interface AudioData {
-  sampleRate: number;
-  channels: Float32Array[];
-}
+import type { AudioData } from '../domain/audio.js';
+
+export type { AudioData };
 
 export function durationSeconds(audio: AudioData): number {
   const frames = audio.channels[0]?.length ?? 0;

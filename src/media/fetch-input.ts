@@ -8,6 +8,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import ipaddr from 'ipaddr.js';
 import { sniffMediaType, type SniffedType } from './sniff.js';
+import { isDiskFull } from '../domain/errors.js';
 
 /**
  * Downloads a user-supplied input URL to a local file, defending against SSRF:
@@ -116,6 +117,8 @@ export async function fetchToFile(url: string, destPath: string, opts: FetchInpu
     }
   } catch (err) {
     if (fileCreated) await unlink(destPath).catch(() => undefined);
+    // Our disk, not the download: the task fails for that reason instead of a "network" one that is retried.
+    if (isDiskFull(err)) throw err;
     throw toFetchError(err, current, timedOut, opts);
   } finally {
     clearTimeout(timer);
@@ -150,7 +153,32 @@ function bareHost(u: URL): string {
   return u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
 }
 
-async function resolveAndCheck(target: URL, opts: FetchInputOptions, signal: AbortSignal): Promise<ResolvedAddress> {
+/** Who may be connected to: what resolveAndCheck needs of the options. */
+export type AddressPolicy = Pick<FetchInputOptions, 'allowPrivate' | 'lookup' | 'testOnlyConnectTo'>;
+
+/**
+ * One hop of a guarded request, for callers that need more than fetchToFile (request headers, their own
+ * redirect policy): parses and checks `raw`, resolves its host and refuses non-public addresses (metadata
+ * addresses always), then sends a GET connected to exactly the checked address. Redirects are NOT followed:
+ * the caller checks every Location with this same function.
+ */
+export async function guardedGet(
+  raw: string,
+  policy: AddressPolicy,
+  signal: AbortSignal,
+  headers: Record<string, string> = {},
+): Promise<http.IncomingMessage> {
+  const target = parseTarget(raw);
+  const pinned = await resolveAndCheck(target, policy, signal);
+  return sendRequest(target, pinned, signal, headers);
+}
+
+/** Only the check of guardedGet (for an injected fetch that connects by itself: no pinning then). */
+export async function checkTarget(raw: string, policy: AddressPolicy, signal: AbortSignal): Promise<void> {
+  await resolveAndCheck(parseTarget(raw), policy, signal);
+}
+
+async function resolveAndCheck(target: URL, opts: AddressPolicy, signal: AbortSignal): Promise<ResolvedAddress> {
   const host = bareHost(target);
   const literal = net.isIP(host);
   let addrs: ResolvedAddress[];
@@ -217,7 +245,12 @@ export function isBlockedAddress(ip: string): boolean {
   }
 }
 
-function sendRequest(target: URL, pinned: ResolvedAddress, signal: AbortSignal): Promise<http.IncomingMessage> {
+function sendRequest(
+  target: URL,
+  pinned: ResolvedAddress,
+  signal: AbortSignal,
+  extraHeaders: Record<string, string> = {},
+): Promise<http.IncomingMessage> {
   const isHttps = target.protocol === 'https:';
   const host = bareHost(target);
   // Node asks this instead of DNS: it always answers with the address we already checked.
@@ -234,7 +267,7 @@ function sendRequest(target: URL, pinned: ResolvedAddress, signal: AbortSignal):
     agent: false,
     signal,
     lookup,
-    headers: { 'user-agent': 'Soundry/0.1', accept: '*/*', 'accept-encoding': 'identity' },
+    headers: { 'user-agent': 'Soundry/0.1', accept: '*/*', 'accept-encoding': 'identity', ...extraHeaders },
     // SNI and certificate checks use the name; IP literals carry no SNI.
     ...(isHttps && net.isIP(host) === 0 ? { servername: host } : {}),
   };

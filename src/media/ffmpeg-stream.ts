@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AudioData } from './audio.js';
-import { abortError, CODEC_ARGS, fileUrl, INPUT_FORMATS, SAFE_ARGS } from './ffmpeg.js';
+import { abortError, CODEC_ARGS, fileUrl, safeAudioInput, SAFE_ARGS } from './ffmpeg.js';
 
 /**
  * Streaming decode and encode, so long inputs (hours) flow through in blocks and memory stays flat:
@@ -37,11 +37,7 @@ export interface DecodeStreamOptions {
 /** Yields planar blocks of exactly `blockFrames` frames (the last one shorter). */
 export async function* decodeStream(path: string, opts: DecodeStreamOptions): AsyncGenerator<AudioData> {
   const args = [
-    ...SAFE_ARGS,
-    '-hide_banner', '-loglevel', 'error',
-    '-format_whitelist', INPUT_FORMATS,
-    '-i', fileUrl(path),
-    '-map', '0:a:0', '-vn', '-sn', '-dn',
+    ...safeAudioInput(path),
     '-ar', String(opts.sampleRate), '-ac', String(opts.channels),
     '-f', 'f32le', 'pipe:1',
   ];
@@ -75,6 +71,48 @@ export async function* decodeStream(path: string, opts: DecodeStreamOptions): As
     if (opts.signal?.aborted) throw abortError(opts.signal);
     await done;
     if (pending.length >= frameBytes) yield toBlock(pending);
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+export interface DecodedLength {
+  /** Frames decoded (at the requested rate); when `over`, the count where decoding was stopped. */
+  frames: number;
+  /** True when the input held more than `maxFrames`: decoding stopped there, the rest was never read. */
+  over: boolean;
+}
+
+/**
+ * What a file really holds: decodes the first audio stream at `sampleRate` exactly as decodeStream does
+ * and counts the frames, stopping (and killing ffmpeg) once more than `maxFrames` came out. A header's
+ * duration is only a claim (an MP3's Xing frame count, a WAV's data size): a 1 KB file can claim ten
+ * hours, a long one a few seconds. One byte per frame (8-bit mono) crosses the pipe, so counting costs
+ * about what decoding does.
+ */
+export async function countDecodedFrames(
+  path: string,
+  opts: { ffmpeg: string; sampleRate: number; maxFrames: number; signal?: AbortSignal },
+): Promise<DecodedLength> {
+  const args = [
+    ...safeAudioInput(path),
+    '-ar', String(opts.sampleRate), '-ac', '1',
+    '-c:a', 'pcm_u8', '-f', 'u8', 'pipe:1',
+  ];
+  const child = spawn(opts.ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { done } = watch(child, opts.ffmpeg);
+  const onAbort = () => child.kill('SIGKILL');
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  let frames = 0;
+  try {
+    for await (const chunk of child.stdout!) {
+      frames += (chunk as Buffer).length;
+      if (frames > opts.maxFrames) return { frames, over: true };
+    }
+    if (opts.signal?.aborted) throw abortError(opts.signal);
+    await done;
+    return { frames, over: false };
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

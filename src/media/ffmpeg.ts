@@ -68,6 +68,14 @@ export function fileUrl(path: string): string {
   return `file:${isAbsolute(path) ? path : resolve(path)}`;
 }
 
+/**
+ * The input side of every decode of user media: no stdin, file/pipe protocols only, the whitelisted demuxers,
+ * and the first audio stream alone.
+ */
+export function safeAudioInput(path: string): string[] {
+  return [...SAFE_ARGS, '-hide_banner', '-loglevel', 'error', '-format_whitelist', INPUT_FORMATS, '-i', fileUrl(path), '-map', '0:a:0', '-vn', '-sn', '-dn'];
+}
+
 interface RunResult {
   stdout: Buffer;
 }
@@ -174,11 +182,7 @@ export async function decodeAudio(
   opts: { ffmpeg: string; sampleRate?: number; channels?: number; signal?: AbortSignal },
 ): Promise<AudioData> {
   const args = [
-    ...SAFE_ARGS,
-    '-hide_banner', '-loglevel', 'error',
-    '-format_whitelist', INPUT_FORMATS,
-    '-i', fileUrl(path),
-    '-map', '0:a:0', '-vn', '-sn', '-dn',
+    ...safeAudioInput(path),
     ...(opts.sampleRate ? ['-ar', String(opts.sampleRate)] : []),
     ...(opts.channels ? ['-ac', String(opts.channels)] : []),
     '-c:a', 'pcm_f32le', '-f', 'wav', 'pipe:1',

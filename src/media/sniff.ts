@@ -1,6 +1,7 @@
 /** Content sniffing: the first bytes decide what we got; a server's Content-Type is never trusted. */
 
-export type SniffedKind = 'audio' | 'video' | 'html' | 'pdf' | 'zip' | 'text' | 'unknown';
+/** `playlist`: a list of other files or streams (M3U/HLS, PLS, XSPF, ASX, WPL, ffconcat), never content itself. */
+export type SniffedKind = 'audio' | 'video' | 'html' | 'pdf' | 'zip' | 'text' | 'playlist' | 'unknown';
 export interface SniffedType {
   kind: SniffedKind;
   /** e.g. 'mp3', 'wav', 'm4a', 'webm', 'docx'; null when nothing more specific is known. */
@@ -98,6 +99,8 @@ function sniffText(b: Buffer): SniffedType {
   }
   if (/[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]/.test(text)) return kindOf('unknown');
   const start = text.replace(/^\ufeff/, '').trimStart().toLowerCase();
+  const playlist = playlistFormat(start);
+  if (playlist) return kindOf('playlist', playlist);
   if (start.startsWith('<!--')) return kindOf('html', 'html');
   for (const tag of HTML_TAGS) {
     if (start.startsWith(`<${tag}`)) {
@@ -107,4 +110,25 @@ function sniffText(b: Buffer): SniffedType {
   }
   if (start.startsWith('<?xml')) return kindOf('text', start.includes('<svg') ? 'svg' : 'xml');
   return kindOf('text', 'plain');
+}
+
+/** The playlist format of a file's first bytes in any ASCII-compatible encoding, or null (see playlistFormat). */
+export function sniffPlaylist(b: Buffer): string | null {
+  return playlistFormat(b.toString('latin1', 0, Math.min(b.length, 4096)).replace(/^\u00ef\u00bb\u00bf/, '').trimStart().toLowerCase());
+}
+
+/**
+ * Playlists name other files or URLs for a player (or ffmpeg's hls/concat demuxers) to open: `start` is the
+ * lower-cased text after any BOM and leading blanks. Returns the format, or null.
+ */
+function playlistFormat(start: string): string | null {
+  if (start.startsWith('#extm3u')) return /#ext-x-/.test(start) ? 'hls' : 'm3u';
+  if (start.startsWith('ffconcat version')) return 'ffconcat';
+  if (start.startsWith('[playlist]')) return 'pls';
+  if (start.startsWith('<?wpl')) return 'wpl';
+  // XML playlists: the root element after the prolog (declaration, comments, doctype).
+  const root = /^(?:<\?xml[\s\S]*?\?>|<!--[\s\S]*?-->|<!doctype[^>]*>|\s)*<([a-z][\w:-]*)/.exec(start.slice(0, 2048))?.[1];
+  if (root === 'playlist' && start.includes('xspf.org/ns')) return 'xspf';
+  if (root === 'asx') return 'asx';
+  return null;
 }

@@ -6,6 +6,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { checkTarget, FetchInputError, guardedGet, type AddressPolicy, type LookupFn } from '../media/fetch-input.js';
 import { MODEL_CATALOG, modelSizeBytes, type ModelEntry, type ModelFile, type ModelKind } from './catalog.js';
 
 export interface PullProgress {
@@ -17,7 +19,10 @@ export interface PullProgress {
 
 export interface PullOptions {
   modelsDir: string;
+  /** Tests only: called without redirects being followed; every hop's host is still checked (not pinned then). */
   fetchImpl?: typeof fetch;
+  /** Tests only: the resolver the SSRF check of redirect targets uses (default: the system's). */
+  lookup?: LookupFn;
   onProgress?: (p: PullProgress) => void;
   signal?: AbortSignal;
 }
@@ -94,13 +99,61 @@ async function withContext<T>(url: string, signal: AbortSignal | undefined, fn: 
   try {
     return await fn();
   } catch (err) {
-    if (signal?.aborted || (err as Error).name === 'AbortError') throw err;
+    // As fetch does: a cancelled download rejects with the signal's reason, whatever the stream threw.
+    if (signal?.aborted) throw signal.reason;
+    if ((err as Error).name === 'AbortError') throw err;
+    if (err instanceof FetchInputError && (err.reason === 'blocked_address' || err.reason === 'scheme' || err.reason === 'redirects')) {
+      throw new Error(`download of ${url} refused: ${err.message}`, { cause: err });
+    }
     const message = (err as Error).message;
     const cause = (err as { cause?: { message?: string; code?: string } }).cause;
     const detail = cause?.code ?? cause?.message;
     const suffix = detail && detail !== message ? ` (${detail})` : '';
     throw new Error(`download of ${url} failed: ${message}${suffix}; run pull again to resume`, { cause: err });
   }
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+
+/**
+ * One GET of a catalog file, redirects followed by hand under the SSRF guard. The catalog URL's own host is
+ * trusted as the operator's choice (a private mirror may live on a private address); any other host a redirect
+ * leads to must resolve to public addresses only, and cloud metadata addresses are refused on every hop. Each
+ * hop connects to exactly the address that was checked (no second DNS answer), except with an injected fetch.
+ */
+async function guardedDownload(url: string, headers: Record<string, string>, opts: PullOptions): Promise<Response> {
+  const signal = opts.signal ?? new AbortController().signal;
+  const ownHost = new URL(url).host;
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const policy: AddressPolicy = { allowPrivate: new URL(current).host === ownHost, ...(opts.lookup ? { lookup: opts.lookup } : {}) };
+    let res: Response;
+    if (opts.fetchImpl) {
+      // An injected fetch (tests serving the catalog offline) never connects itself: the catalog's own host,
+      // trusted anyway, is not resolved; every host a redirect leads to still is.
+      if (new URL(current).host !== ownHost) await checkTarget(current, policy, signal);
+      res = await opts.fetchImpl(current, { headers, signal, redirect: 'manual' });
+    } else {
+      res = toResponse(await guardedGet(current, policy, signal, headers));
+    }
+    const location = res.headers.get('location');
+    if (!REDIRECT_STATUSES.has(res.status) || !location) return res;
+    await res.body?.cancel();
+    if (hop >= MAX_REDIRECTS) throw new FetchInputError('redirects', `Too many redirects (more than ${MAX_REDIRECTS})`);
+    current = new URL(location, current).href;
+  }
+}
+
+function toResponse(msg: import('node:http').IncomingMessage): Response {
+  const status = msg.statusCode ?? 0;
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(msg.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const noBody = status === 204 || status === 304 || REDIRECT_STATUSES.has(status);
+  if (noBody) msg.destroy();
+  return new Response(noBody ? null : (Readable.toWeb(msg) as ReadableStream<Uint8Array>), { status, headers });
 }
 
 /** Parses the start offset of `Content-Range: bytes <start>-<end>/<total>`. */
@@ -116,7 +169,6 @@ async function downloadFile(
   opts: PullOptions,
 ): Promise<FileOutcome> {
   const { algorithm, expected } = checksumOf(file);
-  const fetchImpl = opts.fetchImpl ?? fetch;
   const part = `${dest}.part`;
   const report = (receivedBytes: number) =>
     opts.onProgress?.({ model: entry.name, file: file.path, receivedBytes, totalBytes: file.sizeBytes });
@@ -142,7 +194,7 @@ async function downloadFile(
 
   let resumed = false;
   const get = (headers: Record<string, string>) =>
-    withContext(file.url, opts.signal, () => fetchImpl(file.url, { headers, signal: opts.signal, redirect: 'follow' }));
+    withContext(file.url, opts.signal, () => guardedDownload(file.url, headers, opts));
   let res = await get(offset > 0 ? { Range: `bytes=${offset}-` } : {});
   if (res.status === 416 && offset > 0) {
     // The server disagrees about the part; start over rather than guess.

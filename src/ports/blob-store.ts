@@ -5,21 +5,65 @@ export interface BlobInfo {
   contentType: string;
 }
 
+/** A put that would store more than its byte limit. Nothing is left at the key. */
+export class BlobTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The blob exceeds the limit of ${maxBytes} bytes`);
+  }
+}
+
 /**
- * Result files. Keys are relative, slash-separated, made by the service (never by clients),
- * e.g. `tasks/<taskId>/output.mp3`. Local disk and S3-compatible stores implement this.
+ * Result files and uploads. Keys follow the rules of ./blob-keys.ts (made by the service, never by
+ * clients), e.g. `tasks/<taskId>/output.mp3`; a key breaking them throws InvalidBlobKeyError (stat
+ * answers null). Blobs are served with contentTypeForKey(key), whatever type a caller passes.
+ * Local disk and S3-compatible stores implement this; test/adapters/blob-contract.ts is the contract.
  */
 export interface BlobStore {
-  /** Move or copy a finished local file into the store. */
+  /** Throws when the store cannot be reached or written (for /healthz). */
+  ping(): Promise<void>;
+  /** Moves a finished local file into the store: on success `localPath` is gone, on failure it stays. */
   putFile(key: string, localPath: string, contentType: string): Promise<BlobInfo>;
+  /**
+   * Streams `body` into the store without holding it whole anywhere. Readers never see a partial
+   * blob: on any error, BlobTooLargeError for more than `maxBytes` included, the key keeps what it
+   * had before (nothing, for a new key) and the partial data is discarded.
+   */
+  putStream(key: string, body: Readable, contentType: string, maxBytes?: number): Promise<BlobInfo>;
   stat(key: string): Promise<BlobInfo | null>;
-  /** Byte range is inclusive (like HTTP Range); omit for the whole blob. */
+  /**
+   * Byte range is inclusive (like HTTP Range) and must lie within the blob; omit it for the whole
+   * blob. A missing blob rejects with an error whose `code` is 'ENOENT'.
+   */
   read(key: string, range?: { start: number; end: number }): Promise<Readable>;
-  /** Removes every blob whose key starts with prefix (a task's files). */
+  /** Removes every blob whose key starts with prefix (`tasks/<id>/`: a task's files). */
   deletePrefix(prefix: string): Promise<void>;
   /**
-   * Removes the entries directly under `folder` (e.g. each `uploads/<id>/`) stored before `cutoffMs`.
-   * Returns how many were removed. Used for uploads, which have no task row to expire with.
+   * Removes the entries directly under `folder` (each `uploads/<id>/` with everything in it) whose
+   * newest content was stored before `cutoffMs`. Returns how many entries were removed. Used for
+   * uploads, which have no task row to expire with.
    */
   deleteOlderThan(folder: string, cutoffMs: number): Promise<number>;
+}
+
+/** What a URL handed to the service turns out to be. */
+export type OwnLink =
+  /** One of our links, verified: read the key straight from the store. */
+  | { kind: 'own'; key: string }
+  /** One of our links that must not be honoured. */
+  | { kind: 'refused'; reason: 'expired' | 'invalid' }
+  /** Someone else's URL (or one we cannot vouch for): fetch it like any other. */
+  | { kind: 'foreign' };
+
+/**
+ * How clients are given a blob: an expiring URL anyone holding it can GET (with Range). Local disk
+ * and S3 in `api` mode issue Soundry's signed `/files/...` links; S3 in `presigned` mode issues
+ * S3 presigned GET URLs. Whoever issues links also recognises them, so the input fetcher can read
+ * our own files from the store instead of downloading them through the SSRF guard.
+ */
+export interface BlobUrls {
+  /** Longest lifetime `url` can give (SigV4 presigned URLs cannot live longer than 7 days). */
+  readonly maxTtlSeconds: number;
+  /** `ttlSeconds`: a positive integer no larger than maxTtlSeconds (callers cap it; see TaskService). */
+  url(key: string, ttlSeconds: number): Promise<string>;
+  ownKey(url: string): Promise<OwnLink>;
 }

@@ -1,4 +1,4 @@
-import type { AudioData } from '../media/audio.js';
+import type { AudioData } from '../domain/audio.js';
 
 /** What every engine receives besides its input: never the database, never config globals. */
 export interface EngineContext {

@@ -1,4 +1,5 @@
 import type { TaskKind, TaskRecord, TaskState } from '../domain/task.js';
+import type { JobPayload } from './queue.js';
 
 export interface NewTask {
   id: string;
@@ -23,8 +24,17 @@ export interface TaskFilter {
   limit: number;
 }
 
+/** What createWithinLimit did: the task, or nothing because the key was at its limit. */
+export type CreateWithinLimitResult = { created: true; task: TaskRecord } | { created: false; reason: 'unfinished_limit' };
+
 export interface TaskStore {
   create(task: NewTask): Promise<TaskRecord>;
+  /**
+   * Creates the task unless its API key already has `limit` unfinished (queued or running) tasks.
+   * The count and the insert are one transaction, serialized per key across processes and nodes,
+   * so concurrent creates can never leave more than `limit` unfinished.
+   */
+  createWithinLimit(task: NewTask, limit: number): Promise<CreateWithinLimitResult>;
   get(id: string): Promise<TaskRecord | null>;
   markRunning(id: string, now: number): Promise<void>;
   setProgress(id: string, progress: number, now: number): Promise<void>;
@@ -34,9 +44,14 @@ export interface TaskStore {
    */
   completeSuccess(id: string, outcome: SuccessOutcome, now: number): Promise<boolean>;
   completeFailure(id: string, error: string, now: number): Promise<boolean>;
-  /** Unfinished tasks created with this key (queued or running), counted up to `atMost`. */
+  /**
+   * Unfinished tasks created with this key (queued or running), counted up to `atMost`. For
+   * display only: as a guard before create it races (check, then insert); use createWithinLimit.
+   */
   countUnfinishedForKey(apiKeyId: string, atMost: number): Promise<number>;
   list(filter: TaskFilter): Promise<TaskRecord[]>;
+  /** Queued or running tasks of these kinds, by id after `afterId` (paging), for the queue's recovery of lost jobs. */
+  listUnfinished(kinds: readonly TaskKind[], afterId: string | null, limit: number): Promise<JobPayload[]>;
   listExpired(now: number, limit: number): Promise<TaskRecord[]>;
   delete(id: string): Promise<void>;
   ping(): Promise<void>;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { Account, AccountStore, ApiKey } from '../ports/accounts.js';
-import type { RateLimiter } from '../ports/rate-limiter.js';
+import type { AuthFailurePolicy, RequestLimits } from '../ports/limits.js';
 
 /** `login`: the podcast voice list, whose only codes are 100000 and 100001: the key is checked, nothing else. */
 export type Operation = 'create' | 'query' | 'list' | 'login';
@@ -21,6 +21,8 @@ export function hashApiKey(raw: string): string {
 export interface AuthDefaults {
   rateLimit: number;
   concurrency: number;
+  /** Invalid keys one client IP may present before it is answered 101003 for a while; null: not limited. */
+  authFailures?: AuthFailurePolicy | null;
 }
 
 /**
@@ -31,27 +33,42 @@ export interface AuthDefaults {
 export class AuthService {
   constructor(
     private readonly accounts: AccountStore,
-    private readonly limiter: RateLimiter,
+    private readonly limits: RequestLimits,
     private readonly defaults: AuthDefaults,
   ) {}
 
-  async authenticate(rawKey: string | undefined, op: Operation): Promise<Caller> {
+  /**
+   * `client`: the caller's IP address. Invalid keys it presents are counted (missing keys are not:
+   * they guess nothing); past AuthDefaults.authFailures it is answered 101003 with Retry-After
+   * instead of 101002. A valid key is checked first and never refused for its IP's failures, so a
+   * bad client cannot lock out a good key behind the same address (NAT, a shared proxy).
+   */
+  async authenticate(rawKey: string | undefined, op: Operation, client?: string): Promise<Caller> {
     if (!rawKey) throw new AppError('INVALID_API_KEY');
     const hash = hashApiKey(rawKey);
     const found = await this.accounts.findKeyWithAccount(hash);
     // The lookup is by hash; the constant-time comparison guards against a store that matches loosely.
     if (!found || !timingSafeEqual(Buffer.from(found.key.hash, 'hex'), Buffer.from(hash, 'hex'))) {
+      await this.failed(op, client);
       throw new AppError('INVALID_API_KEY');
     }
     const { key, account } = found;
     const rateLimit = key.rateLimit ?? this.defaults.rateLimit;
-    if (op !== 'login' && !(await this.limiter.consume(key.id, rateLimit))) throw new AppError('RATE_LIMITED');
+    if (op !== 'login' && !(await this.limits.consumeRate(key.id, rateLimit))) throw new AppError('RATE_LIMITED');
     if (op === 'create') {
       if (!key.enabled) throw new AppError('KEY_NOT_ENABLED');
       if (account.status !== 'active') throw new AppError('ACCOUNT_SUSPENDED');
     }
     const { hash: _hash, ...publicKey } = key;
     return { key: publicKey, account, rateLimit, concurrency: key.concurrency ?? this.defaults.concurrency };
+  }
+
+  private async failed(op: Operation, client: string | undefined): Promise<void> {
+    const policy = this.defaults.authFailures;
+    if (!policy || !client) return;
+    const waitMs = await this.limits.recordAuthFailure(client, policy);
+    // The podcast voice list has only 100000 and 100001 in the spec: it still counts, but answers 100001.
+    if (waitMs !== null && op !== 'login') throw new AppError('RATE_LIMITED', undefined, Math.ceil(waitMs / 1000));
   }
 }
 

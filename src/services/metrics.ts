@@ -1,9 +1,10 @@
+import type { TaskMetrics } from '../ports/metrics.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { JobQueue } from '../ports/queue.js';
 import { TASK_KINDS } from '../domain/task.js';
 
 /** Prometheus metrics on a registry of our own (no global default registry). */
-export class Metrics {
+export class Metrics implements TaskMetrics {
   readonly registry = new Registry();
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   readonly taskDuration: Histogram<'kind' | 'status'>;

@@ -1,58 +1,77 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { TaskKind } from '../domain/task.js';
+import type { BlobUrls } from '../ports/blob-store.js';
 import type { JobQueue } from '../ports/queue.js';
 import type { TaskStore } from '../ports/task-store.js';
 import type { Caller } from './auth.js';
-import type { KindApi, PresentTools } from './kinds/kind-api.js';
+import type { KindApi, PresentTools } from '../kinds/kind.js';
 
 export interface TaskServiceDeps {
   tasks: TaskStore;
   queue: JobQueue;
-  kinds: ReadonlyMap<TaskKind, KindApi>;
+  /**
+   * True when the task store's create writes the job in the task's own transaction (the SQL queue on the
+   * task database); false: the job is added after the task row (BullMQ), see enqueueOrFail.
+   */
+  storeEnqueues: boolean;
+  /** The API side of every kind (bodies arrive validated by the kind's own route schema). */
+  kinds: Readonly<Partial<Record<TaskKind, KindApi<unknown>>>>;
   taskTtlMs: number;
-  /** Signs a result URL; `notAfterMs` caps its expiry (the task's own expiry). */
-  fileUrl: (key: string, notAfterMs: number) => string;
+  /** Issues result URLs (signed /files/ links or S3 presigned URLs, see BlobUrls). */
+  urls: Pick<BlobUrls, 'url' | 'maxTtlSeconds'>;
+  /** How long a result link lives at most (FILE_URL_TTL_SECONDS). */
+  fileUrlTtlSeconds: number;
   now?: () => number;
 }
 
 /** Create and query use cases shared by all five task kinds. */
 export class TaskService {
   private readonly now: () => number;
-  private readonly position: PresentTools['position'];
 
   constructor(private readonly deps: TaskServiceDeps) {
     this.now = deps.now ?? Date.now;
-    this.position = (id) => deps.queue.position(id);
   }
 
   isAvailable(kind: TaskKind): boolean {
-    return this.deps.kinds.has(kind);
+    return this.deps.kinds[kind] !== undefined;
   }
 
   /** Order of refusals: capability, kind checks (validation), credits, concurrency. */
   async create(kind: TaskKind, body: unknown, caller: Caller): Promise<string> {
-    const api = this.deps.kinds.get(kind);
+    const api = this.deps.kinds[kind];
     if (!api) throw new AppError('CAPABILITY_NOT_AVAILABLE', `Capability not available on this server: ${kind}`);
     const prepared = await api.prepare(body, caller);
     const balance = caller.account.balance;
     if (balance <= 0 || (prepared.knownPrice !== null && balance < prepared.knownPrice)) {
       throw new AppError('INSUFFICIENT_CREDITS');
     }
-    if ((await this.deps.tasks.countUnfinishedForKey(caller.key.id, caller.concurrency)) >= caller.concurrency) {
-      throw new AppError('CONCURRENCY_LIMITED');
-    }
     const now = this.now();
     const id = randomUUID().replace(/-/g, '');
-    await this.deps.tasks.create({
-      id,
-      kind,
-      accountId: caller.account.id,
-      apiKeyId: caller.key.id,
-      params: prepared.params,
-      createdAt: now,
-      expiresAt: now + this.deps.taskTtlMs,
-    });
+    // The concurrency check is the store's: counting here and inserting after let racing creates overshoot.
+    const created = await this.deps.tasks.createWithinLimit(
+      {
+        id,
+        kind,
+        accountId: caller.account.id,
+        apiKeyId: caller.key.id,
+        params: prepared.params,
+        createdAt: now,
+        expiresAt: now + this.deps.taskTtlMs,
+      },
+      caller.concurrency,
+    );
+    if (!created.created) throw new AppError('CONCURRENCY_LIMITED');
+    if (!this.deps.storeEnqueues) await this.enqueueOrFail(id, kind);
+    return id;
+  }
+
+  /**
+   * The job goes in after the task row (the queue is not in the task database). The job id is the
+   * task id, so adding twice is harmless; a crash between the two steps leaves a queued task
+   * without a job, which the queue's consumers re-enqueue when they start.
+   */
+  private async enqueueOrFail(id: string, kind: TaskKind): Promise<void> {
     try {
       await this.deps.queue.enqueue({ taskId: id, kind });
     } catch (err) {
@@ -60,7 +79,6 @@ export class TaskService {
       await this.deps.tasks.completeFailure(id, 'Could not queue the task', this.now());
       throw err;
     }
-    return id;
   }
 
   /** Unknown, expired, other-account and other-kind ids all answer 101008. */
@@ -69,9 +87,17 @@ export class TaskService {
     if (!task || task.kind !== kind || task.accountId !== caller.account.id || task.expiresAt <= this.now()) {
       throw new AppError('TASK_NOT_FOUND');
     }
-    const api = this.deps.kinds.get(kind);
+    const api = this.deps.kinds[kind];
     if (!api) throw new AppError('TASK_NOT_FOUND');
-    // Links die with the task: the reaper runs every few minutes, a link must not outlive the TTL meanwhile.
-    return api.present(task, { fileUrl: (key) => this.deps.fileUrl(key, task.expiresAt), position: this.position });
+    return api.present(task, { fileUrl: (key) => this.resultUrl(key, task.expiresAt), position: (taskId) => this.deps.queue.position({ taskId, kind }) });
+  }
+
+  /**
+   * Links die with the task: the reaper runs every few minutes, a link must not outlive the task
+   * meanwhile. Also capped by the file TTL and by what the issuer can give (7 days when presigned).
+   */
+  private resultUrl(key: string, taskExpiresAtMs: number): Promise<string> {
+    const left = Math.floor((taskExpiresAtMs - this.now()) / 1000);
+    return this.deps.urls.url(key, Math.max(1, Math.min(this.deps.fileUrlTtlSeconds, this.deps.urls.maxTtlSeconds, left)));
   }
 }

@@ -1,10 +1,11 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { contentTypeForKey, isValidBlobKey, LocalBlobStore } from '../../src/adapters/local-blob-store.js';
+import { LocalBlobStore } from '../../src/adapters/local-blob-store.js';
+import { contentTypeForKey, isValidBlobKey } from '../../src/ports/blob-keys.js';
 
 let base = '';
 let root = '';
@@ -138,5 +139,29 @@ describe('LocalBlobStore', () => {
     expect(contentTypeForKey('a/b.svg')).toBe('image/svg+xml');
     expect(contentTypeForKey('a/b.m4a')).toBe('audio/mp4');
     expect(contentTypeForKey('a/noext')).toBe('application/octet-stream');
+  });
+});
+
+describe('partial files left by a process that died mid-write', () => {
+  it('removes stale .part files (and their then-empty upload folder), keeps fresh ones and finished uploads', async () => {
+    const uploads = path.join(root, 'uploads');
+    const old = new Date(Date.now() - 2 * 3600_000);
+    await mkdir(path.join(uploads, 'aaaa'), { recursive: true });
+    await writeFile(path.join(uploads, 'aaaa', '.song.mp3.part-0123456789ab'), 'half');
+    await utimes(path.join(uploads, 'aaaa', '.song.mp3.part-0123456789ab'), old, old);
+    await mkdir(path.join(uploads, 'bbbb'), { recursive: true });
+    await writeFile(path.join(uploads, 'bbbb', '.talk.wav.part-ba9876543210'), 'still being written');
+    await store.putStream('uploads/cccc/done.mp3', (await import('node:stream')).Readable.from([Buffer.from('x')]), 'audio/mpeg');
+    expect(await store.removeStalePartials('uploads', 3600_000)).toBe(1);
+    expect(existsSync(path.join(uploads, 'aaaa'))).toBe(false);
+    expect(existsSync(path.join(uploads, 'bbbb', '.talk.wav.part-ba9876543210'))).toBe(true);
+    expect(await store.stat('uploads/cccc/done.mp3')).not.toBeNull();
+  });
+
+  it('its health check reports an unwritable folder', async () => {
+    await store.ping();
+    await rm(root, { recursive: true, force: true });
+    await writeFile(root, 'a file where the folder should be');
+    await expect(store.ping()).rejects.toThrow();
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalBlobStore } from '../../src/adapters/local-blob-store.js';
 import { createUrlSigner } from '../../src/http/signed-url.js';
+import { SignedBlobUrls } from '../../src/http/signed-blob-urls.js';
 import { InputFetcher } from '../../src/jobs/input-fetcher.js';
 import { TaskFailure } from '../../src/domain/errors.js';
 
@@ -30,7 +31,8 @@ afterAll(async () => {
 function fetcher(allowPrivate: boolean, now = Date.now) {
   const blobs = new LocalBlobStore(join(dir, 'blobs'));
   const signer = createUrlSigner({ secret: 'a-test-secret-of-enough-length', baseUrl: 'http://soundry.test:8080', ttlSeconds: 60, now });
-  return { blobs, signer, input: new InputFetcher({ blobs, signer }, { publicBaseUrl: 'http://soundry.test:8080', allowPrivate, maxBytes: 1 << 20, timeoutMs: 5000 }) };
+  const urls = new SignedBlobUrls(signer, 'http://soundry.test:8080');
+  return { blobs, signer, input: new InputFetcher({ blobs, urls }, { allowPrivate, maxBytes: 1 << 20, timeoutMs: 5000 }) };
 }
 
 describe('InputFetcher', () => {

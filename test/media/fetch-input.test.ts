@@ -358,6 +358,13 @@ describe('sniffMediaType', () => {
     ['html doctype', Buffer.from('\ufeff  <!DOCTYPE html><html>', 'utf8'), 'html', 'html'],
     ['html tag', bytes('\n<HTML lang="en">'), 'html', 'html'],
     ['text', bytes('Hello, world.\nSecond line.'), 'text', 'plain'],
+    ['m3u playlist', bytes('#EXTM3U\n#EXTINF:123,Artist - Title\nhttp://example.com/a.mp3\n'), 'playlist', 'm3u'],
+    ['hls playlist', Buffer.from('\ufeff#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\nseg0.ts\n', 'utf8'), 'playlist', 'hls'],
+    ['ffconcat', bytes('ffconcat version 1.0\nfile /etc/passwd\n'), 'playlist', 'ffconcat'],
+    ['pls', bytes('[playlist]\nFile1=http://example.com/stream\nNumberOfEntries=1\n'), 'playlist', 'pls'],
+    ['xspf', bytes('<?xml version="1.0" encoding="UTF-8"?>\n<playlist version="1" xmlns="http://xspf.org/ns/0/"><trackList/></playlist>'), 'playlist', 'xspf'],
+    ['asx', bytes('<ASX version="3.0"><Entry><Ref href="mms://example.com/a"/></Entry></ASX>'), 'playlist', 'asx'],
+    ['wpl', bytes('<?wpl version="1.0"?>\n<smil><body><seq><media src="a.wma"/></seq></body></smil>'), 'playlist', 'wpl'],
     ['binary junk', bytes([0, 1, 2, 3, 0x80, 0x81]), 'unknown', null],
     ['empty', Buffer.alloc(0), 'unknown', null],
   ] as const)('%s', (_label, buf, kind, format) => {
@@ -366,5 +373,10 @@ describe('sniffMediaType', () => {
 
   it('does not call html text that merely mentions a tag later', () => {
     expect(sniffMediaType(Buffer.from('see <html> docs')).kind).toBe('text');
+  });
+
+  it('does not call text a playlist for mentioning one, nor XML with another root', () => {
+    expect(sniffMediaType(Buffer.from('How to write #EXTM3U files: start with the header.')).kind).toBe('text');
+    expect(sniffMediaType(Buffer.from('<?xml version="1.0"?><rss><channel><title>playlist</title></channel></rss>')).kind).toBe('text');
   });
 });

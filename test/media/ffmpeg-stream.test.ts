@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeStream, StreamEncoder } from '../../src/media/ffmpeg-stream.js';
+import { countDecodedFrames, decodeStream, StreamEncoder } from '../../src/media/ffmpeg-stream.js';
 import { probeMedia, resolveMediaTools } from '../../src/media/ffmpeg.js';
 
 const run = promisify(execFile);
@@ -73,5 +73,16 @@ describe('streaming decode and encode', () => {
         /* drain */
       }
     })()).rejects.toThrow();
+  });
+
+  it('countDecodedFrames counts exactly what decodeStream yields, and stops once past maxFrames', async () => {
+    const all = await countDecodedFrames(longFile, { ffmpeg: tools.ffmpeg, sampleRate: 44100, maxFrames: 1e9 });
+    expect(all).toEqual({ frames: 1200 * 44100, over: false });
+    const started = Date.now();
+    const cut = await countDecodedFrames(longFile, { ffmpeg: tools.ffmpeg, sampleRate: 44100, maxFrames: 60 * 44100 });
+    expect(cut.over).toBe(true);
+    // Stopped soon after a minute of audio, not after all twenty.
+    expect(cut.frames).toBeLessThan(70 * 44100);
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });

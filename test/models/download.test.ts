@@ -212,3 +212,79 @@ describe('listModels', () => {
     expect(all.every((m) => !m.installed)).toBe(true);
   });
 });
+
+describe('pullModel redirects (SSRF)', () => {
+  // The catalog URL's own host is the operator's choice and trusted, even on a private address (a mirror);
+  // a redirect to any other host must lead to public addresses only, metadata addresses never.
+  let mirror: Server;
+  let secret: Server;
+  let mirrorBase = '';
+  let secretPort = 0;
+  const secretHits: string[] = [];
+  const lookup = async (host: string) => {
+    if (host === 'sneaky.example.test') return [{ address: '127.0.0.1', family: 4 as const }];
+    throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+  };
+  beforeAll(async () => {
+    secret = createServer((req, res) => {
+      secretHits.push(req.url ?? '');
+      res.writeHead(200).end(BODY);
+    });
+    await new Promise<void>((r) => secret.listen(0, '127.0.0.1', r));
+    secretPort = (secret.address() as AddressInfo).port;
+    const targets: Record<string, string> = {
+      '/moved': '/real.bin',
+      '/to-secret': `http://127.0.0.1:${secretPort}/secret`,
+      '/to-localhost': `http://localhost:${secretPort}/secret`,
+      '/to-sneaky': `http://sneaky.example.test:${secretPort}/secret`,
+      '/to-metadata': 'http://169.254.169.254/latest/meta-data/',
+      '/to-file': 'file:///etc/passwd',
+    };
+    mirror = createServer((req, res) => {
+      const to = targets[req.url ?? ''];
+      if (to) res.writeHead(302, { location: to }).end();
+      else if (req.url === '/real.bin') res.writeHead(200, { 'content-length': BODY.length }).end(BODY);
+      else if (req.url === '/loop') res.writeHead(302, { location: '/loop' }).end();
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
+    mirrorBase = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => mirror.close(() => r()));
+    await new Promise<void>((r) => secret.close(() => r()));
+  });
+
+  const one = (path: string): ModelEntry => ({
+    name: 'redirected',
+    kind: 'vad',
+    description: 'test',
+    license: 'MIT',
+    files: [{ path: 'model.bin', url: `${mirrorBase}${path}`, sizeBytes: BODY.length, md5: md5(BODY) }],
+  });
+
+  it('follows a redirect within the catalog host (a private mirror)', async () => {
+    const r = await pullModel(one('/moved'), { modelsDir });
+    expect(r.files[0]?.outcome).toBe('downloaded');
+    expect((await readFile(join(modelsDir, 'redirected', 'model.bin'))).equals(BODY)).toBe(true);
+  });
+
+  it('refuses a redirect to another private host, a name resolving to one, or a metadata address', async () => {
+    for (const path of ['/to-secret', '/to-localhost', '/to-sneaky', '/to-metadata']) {
+      // localhost through the system resolver, the made-up name through the test's.
+      await expect(pullModel(one(path), { modelsDir, ...(path === '/to-localhost' ? {} : { lookup }) }), path).rejects.toThrow(
+        /refused: Host "[^"]+" points to a private, local or reserved network address, which is not allowed/,
+      );
+    }
+    // With an injected fetch too (checked, though not pinned).
+    const fetchImpl: typeof fetch = (input, init) => fetch(input, init);
+    await expect(pullModel(one('/to-secret'), { modelsDir, fetchImpl })).rejects.toThrow(/refused: Host "127.0.0.1"/);
+    expect(secretHits).toEqual([]);
+    await expect(readdir(join(modelsDir, 'redirected')).catch(() => [])).resolves.toEqual([]);
+  });
+
+  it('refuses a redirect to another scheme, and endless redirects', async () => {
+    await expect(pullModel(one('/to-file'), { modelsDir })).rejects.toThrow(/refused: Only http and https URLs are allowed/);
+    await expect(pullModel(one('/loop'), { modelsDir })).rejects.toThrow(/refused: Too many redirects/);
+  });
+});

@@ -197,6 +197,51 @@ describe('Soundry decisions for what the spec leaves open', () => {
     expect(podcast.json.message).toMatch(/text: required when source_type is 4/);
   });
 
+  it('free podcast steps bound every stored field: 100002 names the field, its size and the limit, and nothing is stored', async () => {
+    const { key } = await app.newKey();
+    const stored = async () => (await app.container.tasks.list({ limit: 10_000 })).filter((t) => t.kind.startsWith('podcast')).length;
+    const before = await stored();
+    const SCRIPT = `${API}/podcast/script/create`;
+    const AUDIO = `${API}/podcast/audio/create`;
+    const refused = async (path: string, body: Record<string, unknown>, message: string) => {
+      const res = await app.post(path, body, key);
+      expect(res.json.code, JSON.stringify(res.json).slice(0, 300)).toBe(100002);
+      expect(res.json.message).toBe(`Invalid parameters: ${message}`);
+      expect(res.json.data).toEqual({});
+    };
+    const max = app.config.PODCAST_TEXT_MAX_CHARS;
+    expect(max).toBe(200_000);
+    // The attack: a 5 MB one-word script. Refused at create, before anything is read or stored.
+    await refused(SCRIPT, { source_type: 4, text: 'a'.repeat(5 * 1024 * 1024) }, `text: too long: ${5 * 1024 * 1024} characters, at most ${max}`);
+    await refused(SCRIPT, { source_type: 4, text: '😀'.repeat(max + 1) }, `text: too long: ${max + 1} characters, at most ${max}`);
+    await refused(SCRIPT, { source_type: 1, url: `https://example.com/${'a'.repeat(5000)}` }, 'url: too long: 5020 characters, at most 4096');
+    await refused(SCRIPT, { source_type: 4, text: 'Hello.', use_mode: 'x'.repeat(101) }, 'use_mode: too long: 101 characters, at most 100');
+    await refused(SCRIPT, { source_type: 4, text: 'Hello.', speakers: Array(9).fill(1) }, 'speakers: too long: 9 speakers, at most 8');
+    const line = (text: string, extra: Record<string, unknown> = {}) => ({ role: 'A', name: 'Emma', avatar: '', text, voice_id: '1', ...extra });
+    const audio = (over: Record<string, unknown>) => ({ global_id: 'no-such-task', podcast_script: [line('Hello.')], ...over });
+    await refused(AUDIO, audio({ podcast_script: Array.from({ length: 1001 }, () => line('Hi.')) }), 'podcast_script: too long: 1001 lines, at most 1000');
+    await refused(AUDIO, audio({ podcast_script: [line('Hi.'), line('a'.repeat(5001))] }), 'podcast_script[1].text: too long: 5001 characters, at most 5000');
+    const total = app.config.PODCAST_SCRIPT_MAX_CHARS;
+    expect(total).toBe(50_000);
+    await refused(AUDIO, audio({ podcast_script: Array.from({ length: 11 }, () => line('b'.repeat(5000))) }), `podcast_script: too long: 55000 characters of text in all lines, at most ${total}`);
+    await refused(AUDIO, audio({ podcast_script: [line('Hi.', { role: 'R'.repeat(65) })] }), 'podcast_script[0].role: too long: 65 characters, at most 64');
+    await refused(AUDIO, audio({ podcast_script: [line('Hi.', { name: 'N'.repeat(201) })] }), 'podcast_script[0].name: too long: 201 characters, at most 200');
+    await refused(AUDIO, audio({ title: 't'.repeat(501) }), 'title: too long: 501 characters, at most 500');
+    await refused(AUDIO, audio({ processed_content: 'p'.repeat(20_001) }), 'processed_content: too long: 20001 characters, at most 20000');
+    const h = (highlight: string) => ({ highlight, index: 0, script_start_index: 0, script_end_index: 0 });
+    await refused(AUDIO, audio({ hightlights: Array.from({ length: 101 }, () => h('x')) }), 'hightlights: too long: 101 highlights, at most 100');
+    await refused(AUDIO, audio({ hightlights: [h('x'.repeat(2001))] }), 'hightlights[0].highlight: too long: 2001 characters, at most 2000');
+    await refused(AUDIO, audio({ global_id: 'g'.repeat(101) }), 'global_id: too long: 101 characters, at most 100');
+    // The media kinds' URLs are stored too.
+    await refused(`${API}/enhance/task/create`, { inputurl: `https://example.com/${'a'.repeat(5000)}`, enhance_type: {} }, 'inputurl: too long: 5020 characters, at most 4096');
+    expect(await stored()).toBe(before);
+    // At the limits exactly: accepted (the script task is then stored, waiting: no workers here).
+    const atLimit = await app.post(SCRIPT, { source_type: 4, text: 'a'.repeat(max) }, key);
+    expect(atLimit.json.code).toBe(100000);
+    const atTotal = await app.post(AUDIO, audio({ podcast_script: Array.from({ length: 10 }, () => line('b'.repeat(5000))) }), key);
+    expect(atTotal.json.code).toBe(101008); // past every size check: the made-up script id is what is refused
+  });
+
   it('a traversal attempt under /docs answers the 404 envelope, not a body error', async () => {
     const { request } = await import('node:http');
     const url = new URL(app.baseUrl);

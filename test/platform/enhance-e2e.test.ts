@@ -29,6 +29,21 @@ async function enhance(enhance_type: Record<string, boolean>, inputurl = noisyUr
   return app.waitTask(`${API}/enhance/task/get`, 'job_id', created.json.data.job_id, k, 240_000);
 }
 
+/** An MP3 whose LAME/Xing tag claims `claimSeconds` (its frame count patched), whatever it holds. */
+async function lyingMp3(name: string, holdSeconds: number, claimSeconds: number, rate = 44100): Promise<string> {
+  const path = join(app.dataDir, name);
+  await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=220:sample_rate=${rate}:duration=${holdSeconds}`, '-ac', '1', '-b:a', '32k', path]);
+  const bytes = await readFile(path);
+  const head = bytes.subarray(0, 4096).toString('latin1');
+  const at = Math.max(head.indexOf('Info'), head.indexOf('Xing'));
+  expect(at).toBeGreaterThan(0);
+  expect(bytes.readUInt32BE(at + 4) & 1).toBe(1); // the frame-count field is present
+  bytes.writeUInt32BE(Math.round((claimSeconds * rate) / 1152), at + 8);
+  await writeFile(path, bytes);
+  expect(Math.abs((await probeMedia(path, { ffprobe: tools.ffprobe })).durationSeconds - claimSeconds)).toBeLessThan(1);
+  return path;
+}
+
 async function download(url: string, name: string): Promise<string> {
   const path = join(app.dataDir, name);
   await writeFile(path, Buffer.from(await (await fetch(url)).arrayBuffer()));
@@ -179,6 +194,30 @@ describe('enhancement through the API', () => {
     const done = await enhance({ normalize: true }, await upload(long), poor.key);
     expect(done.data.status).toBe('failed');
     expect(done.data.error).toMatch(/limit is 60 s/);
+    expect((await app.container.accounts.getAccount(poor.accountId))!.balance).toBe(5);
+  }, 120_000);
+
+  it('bills what a file holds, not what its header claims: 7,000 s and 10 h claims on ~1 s of audio cost 1 credit', async () => {
+    for (const [name, claim] of [['claims-7000s.mp3', 7000], ['claims-10h.mp3', 36000]] as const) {
+      const liar = await lyingMp3(name, 1, claim);
+      expect((await readFile(liar)).length).toBeLessThan(8000);
+      const who = await app.newKey({ credits: 200 });
+      const done = await enhance({ normalize: true }, await upload(liar), who.key);
+      expect(done.data.status, JSON.stringify(done)).toBe('success');
+      expect(done.data.credits).toBe(1);
+      expect(done.data.duration).toBeGreaterThan(0.9);
+      expect(done.data.duration).toBeLessThan(1.5);
+      expect((await app.container.accounts.getAccount(who.accountId))!.balance).toBe(199);
+    }
+  }, 240_000);
+
+  it('stops at ENHANCE_MAX_SECONDS of decoded audio when the header claims less than the file holds, without charging', async () => {
+    // 90 s of audio (limit 60) whose header says 5 s.
+    const liar = await lyingMp3('claims-5s.mp3', 90, 5);
+    const poor = await app.newKey({ credits: 5 });
+    const done = await enhance({ normalize: true }, await upload(liar), poor.key);
+    expect(done.data.status).toBe('failed');
+    expect(done.data.error).toBe('The input holds more than 60 s of audio; the limit is 60 s');
     expect((await app.container.accounts.getAccount(poor.accountId))!.balance).toBe(5);
   }, 120_000);
 });

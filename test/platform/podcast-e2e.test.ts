@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveMediaTools } from '../../src/media/ffmpeg.js';
 import { measureLoudness } from '../../src/media/loudnorm.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { PodcastAudioCreateBody } from '../../src/kinds/podcast-audio/contract.js';
+import { PODCAST_LIMITS, scriptCharacters } from '../../src/domain/podcast-limits.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -114,5 +116,35 @@ describe('podcast, both steps, through the API', () => {
     const s = await script(key, { source_type: 1, url: pageUrl.replace('solar.html', 'missing.html') });
     expect(s.data.status).toBe('failed');
     expect(s.data.error).toMatch(/URL could not be fetched/);
+  }, 120_000);
+
+  it('the largest pasted text is read without overflowing: one word fails once, clearly; prose makes a script the audio step takes back', async () => {
+    const { key } = await app.newKey({ credits: 100 });
+    const max = app.config.PODCAST_TEXT_MAX_CHARS;
+    // The attack's shape at the largest size accepted: one word (a two-byte string, as the 5 MB one was).
+    const started = Date.now();
+    const word = await script(key, { source_type: 4, text: `’${'a'.repeat(max - 1)}` });
+    expect(word.data.status).toBe('failed');
+    expect(word.data.error).toBe('The source has no sentence short enough to read out (at most 600 characters)');
+    expect(Date.now() - started).toBeLessThan(20_000); // failed at once: not retried as an internal error
+    // 200,000 characters of prose for the longest level: a script within every limit of the audio step.
+    const words = ['river', 'engine', 'market', 'village', 'teacher', 'winter', 'harvest', 'signal', 'bridge', 'garden', 'doctor', 'museum', 'island', 'factory', 'library', 'forest', 'council', 'railway', 'harbour', 'festival'];
+    const verbs = ['changed', 'supported', 'described', 'improved', 'visited', 'measured', 'protected', 'connected'];
+    let seed = 7;
+    const pick = <T,>(list: T[]) => list[(seed = (seed * 48271) % 2147483647) % list.length]!;
+    let prose = '';
+    for (let n = 0; prose.length < max - 300; n++) {
+      const sentence = `The ${pick(words)} near the ${pick(words)} ${pick(verbs)} the ${pick(words)} of the ${pick(words)} in year ${1900 + (n % 120)}.`;
+      prose += n % 6 === 5 ? `${sentence}\n\n` : `${sentence} `;
+    }
+    expect(prose.length).toBeLessThanOrEqual(max);
+    const s = await script(key, { source_type: 4, text: prose, duration: 7 });
+    expect(s.data.status, JSON.stringify(s).slice(0, 500)).toBe('success');
+    expect(s.data.podcast_script.length).toBeLessThanOrEqual(PODCAST_LIMITS.lines);
+    expect(scriptCharacters(s.data.podcast_script)).toBeLessThanOrEqual(app.config.PODCAST_SCRIPT_MAX_CHARS);
+    const back = PodcastAudioCreateBody.safeParse({
+      title: s.data.title, processed_content: s.data.processed_content, podcast_script: s.data.podcast_script, hightlights: s.data.hightlights, global_id: s.data.global_id,
+    });
+    expect(back.success, JSON.stringify(back.error?.issues)).toBe(true);
   }, 120_000);
 });

@@ -50,6 +50,11 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'application/pdf' }).end(tinyPdf(FACTS));
     } else if (url === '/notes.md') {
       res.writeHead(200, { 'content-type': 'text/markdown' }).end(`# Lighthouses\n\n${FACTS.join(' ')}\n`);
+    } else if (url === '/live.m3u8') {
+      // An HLS playlist, as a CDN serves it: segments are other URLs (served here too, so only refusal can stop it).
+      res.writeHead(200, { 'content-type': 'application/vnd.apple.mpegurl' }).end(`#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:6\n#EXTINF:6.0,\n${base}/notes.md\n#EXT-X-ENDLIST\n`);
+    } else if (url === '/radio') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`[playlist]\nFile1=${base}/notes.md\nTitle1=${FACTS[0]}\nNumberOfEntries=1\nVersion=2\n`);
     } else if (url === '/v1/chat/completions' && req.method === 'POST') {
       let body = '';
       req.on('data', (d) => (body += d));
@@ -95,6 +100,17 @@ describe('podcast sources through the API', () => {
     expect(s.data.status, JSON.stringify(s)).toBe('success');
     expect(s.data.title).toMatch(/Lighthouses/);
     expect(s.data.podcast_script_txt).toMatch(/lighthouse|Fresnel|keepers/i);
+  });
+
+  it('a playlist (HLS, PLS) as a website, video link or attachment fails saying so, never becomes an episode', async () => {
+    for (const [source_type, path, format] of [[1, 'live.m3u8', 'HLS'], [2, 'live.m3u8', 'HLS'], [3, 'live.m3u8', 'HLS'], [3, 'radio', 'PLS']] as const) {
+      const s = await scriptTask(app, { source_type, url: `${base}/${path}` });
+      expect(s.data.status, `${source_type} ${path}: ${JSON.stringify(s)}`).toBe('failed');
+      expect(s.data.error).toBe(
+        `The source is a playlist (${format}): a list of other files or streams, which is not read. Give a page, a document or a media file`,
+      );
+      expect(s.data.title).toBe('');
+    }
   });
 
   it('source_type 3 reads attachments: PDF and Markdown', async () => {

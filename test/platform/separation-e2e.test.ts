@@ -116,4 +116,18 @@ describe('separation through the API with the built-in engine', () => {
     expect(done.data.credits).toBe(1);
     expect((await app.container.accounts.getAccount(who.accountId))!.balance).toBe(9);
   }, 240_000);
+
+  it('a header claiming 10 hours on ~1 s of audio is separated and billed for the second it holds', async () => {
+    const path = await makeFile('claims-10h.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=220:duration=1', '-ac', '1', '-b:a', '32k']);
+    const bytes = await readFile(path);
+    const head = bytes.subarray(0, 4096).toString('latin1');
+    const at = Math.max(head.indexOf('Info'), head.indexOf('Xing'));
+    bytes.writeUInt32BE(Math.round((36000 * 44100) / 1152), at + 8); // the LAME tag's frame count
+    await (await import('node:fs/promises')).writeFile(path, bytes);
+    const who = await app.newKey({ credits: 10 });
+    const done = await separate({ model_type: 350, inputurl: await upload(path) }, who.key);
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.duration).toBeLessThan(1.5);
+    expect(done.data.credits).toBe(1);
+  }, 240_000);
 });

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from './schema.js';
+import { dialectOf, writeTransaction } from './dialect.js';
 import type { Account, AccountStatus, AccountStore, ApiKey, LedgerEntry } from '../../ports/accounts.js';
 
 function toAccount(row: Selectable<Database['accounts']>): Account {
@@ -20,10 +21,15 @@ function toKey(row: Selectable<Database['api_keys']>): ApiKey & { hash: string }
 }
 
 export class SqlAccountStore implements AccountStore {
+  /** Row locks (FOR UPDATE) exist on Postgres only; SQLite's write transaction already excludes other writers. */
+  private readonly rowLocks: boolean;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.rowLocks = dialectOf(db) === 'postgres';
+  }
 
   async createAccount(id: string, initialCredits: number): Promise<Account> {
     const createdAt = this.now();
@@ -107,8 +113,14 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async adjustCredits(accountId: string, amount: number, reason: string): Promise<Account> {
-    return this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+    return writeTransaction(this.db, async (trx) => {
+      // Read-then-write: on Postgres two adjustments at once would otherwise both start from the same balance.
+      const row = await trx
+        .selectFrom('accounts')
+        .selectAll()
+        .where('id', '=', accountId)
+        .$if(this.rowLocks, (q) => q.forUpdate())
+        .executeTakeFirst();
       if (!row) throw new Error(`no account ${accountId}`);
       const balance = Number(row.balance);
       const next = Math.max(0, balance + amount);

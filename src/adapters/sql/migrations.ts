@@ -1,8 +1,24 @@
-import { Kysely, Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, sql, type CreateTableBuilder, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
+import { dialectOf, type SqlDialect } from './dialect.js';
 
-/** Migrations live in code (not files on disk) so that they travel with the bundle and need no loader. */
-const MIGRATIONS: Record<string, Migration> = {
+/**
+ * An auto-numbered primary key. SQLite keeps exactly the DDL that existing databases were created
+ * with (`integer primary key autoincrement`); Postgres has no AUTOINCREMENT keyword, and its
+ * `integer` is 32-bit, so it gets a bigint identity column.
+ */
+function serialPrimaryKey(dialect: SqlDialect, column: string) {
+  return <TB extends string, C extends string>(table: CreateTableBuilder<TB, C>) =>
+    dialect === 'postgres'
+      ? table.addColumn(column, 'bigint', (c) => c.generatedByDefaultAsIdentity().primaryKey())
+      : table.addColumn(column, 'integer', (c) => c.primaryKey().autoIncrement());
+}
+
+/**
+ * Migrations live in code (not files on disk) so that they travel with the bundle and need no
+ * loader. A migration, once released, never changes: SQLite databases in the field have 0001 applied.
+ */
+const migrations = (dialect: SqlDialect): Record<string, Migration> => ({
   '0001_initial': {
     async up(db: Kysely<any>) {
       await db.schema
@@ -46,7 +62,7 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('tasks_expires').on('tasks').column('expires_at').execute();
       await db.schema
         .createTable('ledger')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .$call(serialPrimaryKey(dialect, 'id'))
         .addColumn('account_id', 'text', (c) => c.notNull())
         .addColumn('task_id', 'text')
         .addColumn('amount', 'bigint', (c) => c.notNull())
@@ -57,7 +73,7 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('ledger_account').on('ledger').column('account_id').execute();
       await db.schema
         .createTable('jobs')
-        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .$call(serialPrimaryKey(dialect, 'seq'))
         .addColumn('task_id', 'text', (c) => c.notNull().unique())
         .addColumn('kind', 'text', (c) => c.notNull())
         .addColumn('state', 'text', (c) => c.notNull())
@@ -70,16 +86,24 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('jobs_pick').on('jobs').columns(['kind', 'state', 'seq']).execute();
     },
   },
-};
+});
 
 class InlineProvider implements MigrationProvider {
+  constructor(private readonly dialect: SqlDialect) {}
+
   async getMigrations(): Promise<Record<string, Migration>> {
-    return MIGRATIONS;
+    return migrations(this.dialect);
   }
 }
 
+/**
+ * Brings the schema up to date. Safe when several processes start at once: on Postgres the
+ * Migrator holds an advisory lock and runs everything in one transaction, re-reading what is
+ * applied once it has the lock; on SQLite the caller runs this inside BEGIN IMMEDIATE (see
+ * openSqlite), which Kysely does not do there.
+ */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider: new InlineProvider() });
+  const migrator = new Migrator({ db, provider: new InlineProvider(dialectOf(db)) });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {

@@ -1,8 +1,10 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from './schema.js';
-import type { NewTask, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
+import { dialectOf, lockScope, writeTransaction } from './dialect.js';
+import type { CreateWithinLimitResult, NewTask, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
 import type { TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
 import { amountToCharge } from '../../domain/pricing.js';
+import type { JobPayload } from '../../ports/queue.js';
 
 type TaskRow = Selectable<Database['tasks']>;
 
@@ -27,31 +29,83 @@ function toRecord(row: TaskRow): TaskRecord {
   };
 }
 
+export interface SqlTaskStoreOptions {
+  /**
+   * Writes the task's job in create()'s own transaction (the SQL queue on this database), so a
+   * task is never created without its job or the other way round. Unset: the caller enqueues.
+   */
+  alsoEnqueue?: (trx: Kysely<Database>, job: JobPayload) => Promise<void>;
+}
+
+function newRow(task: NewTask): TaskRow {
+  return {
+    id: task.id,
+    kind: task.kind,
+    account_id: task.accountId,
+    api_key_id: task.apiKeyId,
+    state: 'queued',
+    params: JSON.stringify(task.params),
+    result: null,
+    error: null,
+    engine: null,
+    progress: 0,
+    charged: null,
+    created_at: task.createdAt,
+    updated_at: task.createdAt,
+    started_at: null,
+    finished_at: null,
+    expires_at: task.expiresAt,
+  };
+}
+
+/** Unfinished tasks of a key, counted up to `atMost`: the caller only asks "is it reached?", and a backlog stays O(limit). */
+async function countUnfinished(db: Kysely<Database>, apiKeyId: string, atMost: number): Promise<number> {
+  const rows = await db
+    .selectFrom('tasks')
+    .select('id')
+    .where('api_key_id', '=', apiKeyId)
+    .where('state', 'in', ['queued', 'running'])
+    .limit(atMost)
+    .execute();
+  return rows.length;
+}
+
 /** Task store over Kysely; works on SQLite and Postgres alike. */
 export class SqlTaskStore implements TaskStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** Row locks (FOR UPDATE) exist on Postgres only; SQLite's write transaction already excludes other writers. */
+  private readonly rowLocks: boolean;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly opts: SqlTaskStoreOptions = {},
+  ) {
+    this.rowLocks = dialectOf(db) === 'postgres';
+  }
+
+  /** The task row and, when the queue lives in this database, its job: inside the caller's transaction. */
+  private async insertWithJob(trx: Kysely<Database>, task: NewTask): Promise<TaskRow> {
+    const row = newRow(task);
+    await trx.insertInto('tasks').values(row).execute();
+    await this.opts.alsoEnqueue?.(trx, { taskId: task.id, kind: task.kind });
+    return row;
+  }
 
   async create(task: NewTask): Promise<TaskRecord> {
-    const row: TaskRow = {
-      id: task.id,
-      kind: task.kind,
-      account_id: task.accountId,
-      api_key_id: task.apiKeyId,
-      state: 'queued',
-      params: JSON.stringify(task.params),
-      result: null,
-      error: null,
-      engine: null,
-      progress: 0,
-      charged: null,
-      created_at: task.createdAt,
-      updated_at: task.createdAt,
-      started_at: null,
-      finished_at: null,
-      expires_at: task.expiresAt,
-    };
-    await this.db.insertInto('tasks').values(row).execute();
+    const row = this.opts.alsoEnqueue
+      ? await this.db.transaction().execute((trx) => this.insertWithJob(trx, task))
+      : await this.insertWithJob(this.db, task);
     return toRecord(row);
+  }
+
+  async createWithinLimit(task: NewTask, limit: number): Promise<CreateWithinLimitResult> {
+    // Also keeps LIMIT non-negative: SQLite reads LIMIT -1 as "no limit", Postgres rejects it.
+    if (limit <= 0) return { created: false, reason: 'unfinished_limit' };
+    return writeTransaction(this.db, async (trx) => {
+      // Creates for one key wait for each other here, so each count sees every earlier insert.
+      await lockScope(trx, `task-limit:${task.apiKeyId}`);
+      if ((await countUnfinished(trx, task.apiKeyId, limit)) >= limit) return { created: false, reason: 'unfinished_limit' };
+      return { created: true, task: toRecord(await this.insertWithJob(trx, task)) };
+    });
   }
 
   async get(id: string): Promise<TaskRecord | null> {
@@ -78,13 +132,21 @@ export class SqlTaskStore implements TaskStore {
   }
 
   async completeSuccess(id: string, outcome: SuccessOutcome, now: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const task = await trx.selectFrom('tasks').select(['state', 'account_id']).where('id', '=', id).executeTakeFirst();
+    return writeTransaction(this.db, async (trx) => {
+      // Locked in this order (task, then its account) so that a second completion of the task waits
+      // and then sees it finished, and two tasks of one account charge one after the other.
+      const task = await trx
+        .selectFrom('tasks')
+        .select(['state', 'account_id'])
+        .where('id', '=', id)
+        .$if(this.rowLocks, (q) => q.forUpdate())
+        .executeTakeFirst();
       if (!task || task.state === 'success' || task.state === 'failed') return false;
       const account = await trx
         .selectFrom('accounts')
         .select('balance')
         .where('id', '=', task.account_id)
+        .$if(this.rowLocks, (q) => q.forUpdate())
         .executeTakeFirstOrThrow();
       const charge = amountToCharge(outcome.price, Number(account.balance));
       if (charge > 0) {
@@ -127,22 +189,28 @@ export class SqlTaskStore implements TaskStore {
   }
 
   async countUnfinishedForKey(apiKeyId: string, atMost: number): Promise<number> {
-    // Counting stops at the limit: the caller only asks "is it reached?", and a backlog stays O(limit).
-    const rows = await this.db
-      .selectFrom('tasks')
-      .select('id')
-      .where('api_key_id', '=', apiKeyId)
-      .where('state', 'in', ['queued', 'running'])
-      .limit(atMost)
-      .execute();
-    return rows.length;
+    return countUnfinished(this.db, apiKeyId, atMost);
   }
 
+  // Ties are broken by id: without it the two databases return equal timestamps in different orders.
   async list(filter: TaskFilter): Promise<TaskRecord[]> {
-    let q = this.db.selectFrom('tasks').selectAll().orderBy('created_at', 'desc').limit(filter.limit);
+    let q = this.db.selectFrom('tasks').selectAll().orderBy('created_at', 'desc').orderBy('id').limit(filter.limit);
     if (filter.state) q = q.where('state', '=', filter.state);
     if (filter.kind) q = q.where('kind', '=', filter.kind);
     return (await q.execute()).map(toRecord);
+  }
+
+  async listUnfinished(kinds: readonly TaskKind[], afterId: string | null, limit: number): Promise<JobPayload[]> {
+    if (kinds.length === 0) return [];
+    let q = this.db
+      .selectFrom('tasks')
+      .select(['id', 'kind'])
+      .where('state', 'in', ['queued', 'running'])
+      .where('kind', 'in', [...kinds])
+      .orderBy('id')
+      .limit(limit);
+    if (afterId !== null) q = q.where('id', '>', afterId);
+    return (await q.execute()).map((r) => ({ taskId: r.id, kind: r.kind as TaskKind }));
   }
 
   async listExpired(now: number, limit: number): Promise<TaskRecord[]> {
@@ -151,13 +219,13 @@ export class SqlTaskStore implements TaskStore {
       .selectAll()
       .where('expires_at', '<=', now)
       .orderBy('expires_at')
+      .orderBy('id')
       .limit(limit)
       .execute();
     return rows.map(toRecord);
   }
 
   async delete(id: string): Promise<void> {
-    await this.db.deleteFrom('jobs').where('task_id', '=', id).execute();
     await this.db.deleteFrom('tasks').where('id', '=', id).execute();
   }
 

@@ -14,16 +14,9 @@ import { BiquadStage, CompressorStage, DeEsserStage, designAutoEq } from './eq.j
 import type { LoudnessResult } from './loudness.js';
 import { MUSIC_PRESENT_SHARE } from './music-detect.js';
 
-/** The fourteen flags of the spec. */
-export type EnhanceFlag =
-  | 'remove_background_audio' | 'remove_echo' | 'autoid' | 'remove_noise' | 'long_silences' | 'mouth_sounds' | 'stutters'
-  | 'fillers' | 'hesitations' | 'keep_music' | 'autoeq' | 'normalize' | 'studio_sound' | 'remove_reverb';
+import type { EnhanceFlag } from '../../domain/vocabulary.js';
 
-/** Flags this server can render today; the others are refused at create (docs/api.md), never faked. */
-export const SUPPORTED_FLAGS: readonly EnhanceFlag[] = [
-  'autoid', 'remove_noise', 'remove_echo', 'remove_reverb', 'long_silences', 'mouth_sounds', 'autoeq', 'normalize', 'studio_sound',
-  'remove_background_audio', 'keep_music', 'fillers', 'hesitations', 'stutters',
-];
+export type { EnhanceFlag };
 
 /**
  * The one chain order, and why: clicks are repaired on the raw signal (denoisers smear them);

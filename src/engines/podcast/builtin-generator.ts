@@ -28,6 +28,13 @@ import { rankSentences, speakable, termStats, topicWord, usableKeyPoint, type Se
  */
 const PHRASE_ROUNDS = 1;
 
+/**
+ * Longest sentence the hosts read out (key point or elaboration), in UTF-16 units: about 90 English words.
+ * Longer "sentences" are lists or text without punctuation (or an attack: one 5 MB word), unlistenable, and
+ * would make lines the audio step refuses (PODCAST_LIMITS.lineChars): a line holds at most a few of these.
+ */
+export const MAX_SPOKEN_CHARS = 600;
+
 /** Within this fraction of the target the script counts as sized right. */
 export const SIZE_TOLERANCE = 0.15;
 
@@ -72,9 +79,15 @@ export class BuiltinScriptGenerator implements ScriptGenerator {
     // The filter is on when the source is in the episode's language (its code and command lines aside).
     const filterOn = req.source.language === req.language || share >= 0.5;
     const speakableHere = (x: Sentence) => !filterOn || inLanguage[x.index]!;
-    const candidates = all.filter((x) => usableKeyPoint(x) && speakableHere(x));
-    const pool = candidates.length ? candidates : all.filter((s) => s.text.length > 10);
-    if (!pool.length) throw new TaskFailure('The source has too little text to make a podcast from');
+    const candidates = all.filter((x) => usableKeyPoint(x) && speakableHere(x) && x.text.length <= MAX_SPOKEN_CHARS);
+    const pool = candidates.length ? candidates : all.filter((s) => s.text.length > 10 && s.text.length <= MAX_SPOKEN_CHARS);
+    if (!pool.length) {
+      throw new TaskFailure(
+        all.some((s) => s.text.length > MAX_SPOKEN_CHARS)
+          ? `The source has no sentence short enough to read out (at most ${MAX_SPOKEN_CHARS} characters)`
+          : 'The source has too little text to make a podcast from',
+      );
+    }
     const ranked = [...pool].sort((a, b) => b.score - a.score || a.index - b.index);
     const target = targetSize(req.duration, req.language);
     const seed = `${req.source.title}|${req.language}|${req.style}|${req.duration}`;
@@ -273,7 +286,7 @@ function build(ctx: Ctx, plan: Plan, tooShort: boolean): Built {
     const extra: string[] = [];
     for (let j = point.index + 1; extra.length < plan.elaboration && j < all.length && j <= point.index + plan.elaboration + 2; j++) {
       const s = all[j]!;
-      if (!ctx.speakableHere(s)) continue;
+      if (!ctx.speakableHere(s) || s.text.length > MAX_SPOKEN_CHARS) continue;
       if (used.has(j) || s.paragraph !== point.paragraph && extra.length === 0 && j > point.index + 1) continue;
       used.add(j);
       extra.push(s.text);

@@ -3,6 +3,7 @@
  * both generators use. Field names follow the spec word for word, including its "hightlights" spelling.
  */
 import type { ExtractedSource } from './sources.js';
+import { forEachWord } from './words.js';
 
 export interface SpeakerInfo {
   /** 'A', 'B', ... */
@@ -26,20 +27,20 @@ export interface ScriptRequest {
   speakers: SpeakerInfo[];
 }
 
-export interface ScriptLine {
+export type ScriptLine = {
   role: string;
   name: string;
   avatar: string;
   text: string;
   voice_id: string;
-}
+};
 
-export interface Highlight {
+export type Highlight = {
   highlight: string;
   index: number;
   script_start_index: number;
   script_end_index: number;
-}
+};
 
 export interface PodcastScript {
   title: string;
@@ -56,8 +57,9 @@ export interface ScriptGenerator {
   generate(req: ScriptRequest, signal: AbortSignal): Promise<PodcastScript>;
 }
 
-export const PODCAST_LANGUAGES = ['zh', 'zh_yue', 'en', 'ar', 'ru', 'es', 'fr', 'pt', 'de', 'ja', 'ko'] as const;
-export type PodcastLanguage = (typeof PODCAST_LANGUAGES)[number];
+import { PODCAST_LANGUAGES, type PodcastLanguage } from '../../domain/vocabulary.js';
+
+export { PODCAST_LANGUAGES, type PodcastLanguage };
 
 export const PODCAST_STYLES: Record<number, string> = {
   1: 'Educational',
@@ -124,16 +126,24 @@ export function estimateMinutes(text: string, language: string): number {
   return measureSize(text, language) / rateOf(language);
 }
 
-const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/gu;
-const LATIN_WORD = /[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu;
+const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/u;
+const isCjk = (ch: string) => CJK_CHAR.test(ch);
 
-/** Size of text in the unit targetSize uses for the language. */
+/**
+ * Size of text in the unit targetSize uses for the language: words, and for zh/zh_yue/ja/ko CJK characters
+ * plus the Latin words among them. Counted in one linear pass (words.ts: a regex here overflowed V8's
+ * backtracking stack on a multi-megabyte word).
+ */
 export function measureSize(text: string, language: string): number {
-  if (!isCharCounted(language)) return (text.match(LATIN_WORD) ?? []).length;
-  const cjk = (text.match(CJK_CHAR) ?? []).length;
+  let count = 0;
+  if (!isCharCounted(language)) {
+    forEachWord(text, () => count++);
+    return count;
+  }
+  for (const ch of text) if (isCjk(ch)) count++;
   // Latin words embedded in CJK text (names, acronyms) take about as long as one character or two.
-  const rest = text.replace(CJK_CHAR, ' ');
-  return cjk + (rest.match(LATIN_WORD) ?? []).length;
+  forEachWord(text, () => count++, isCjk);
+  return count;
 }
 
 /** podcast_script_txt: title on top, then one "Name: text" line per script line. */

@@ -5,12 +5,12 @@
  */
 
 const SCRIPT: Record<string, RegExp> = {
-  zh: /[\u3400-\u4dbf\u4e00-\u9fff]/gu,
-  zh_yue: /[\u3400-\u4dbf\u4e00-\u9fff]/gu,
-  ja: /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/gu,
-  ko: /[\uac00-\ud7af]/gu,
-  ar: /[\u0600-\u06ff]/gu,
-  ru: /[\u0400-\u04ff]/gu,
+  zh: /[\u3400-\u4dbf\u4e00-\u9fff]/u,
+  zh_yue: /[\u3400-\u4dbf\u4e00-\u9fff]/u,
+  ja: /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/u,
+  ko: /[\uac00-\ud7af]/u,
+  ar: /[\u0600-\u06ff]/u,
+  ru: /[\u0400-\u04ff]/u,
 };
 
 const FUNCTION_WORDS: Record<string, Set<string>> = {
@@ -21,20 +21,40 @@ const FUNCTION_WORDS: Record<string, Set<string>> = {
   de: new Set('der die das und ist sind ein eine nicht mit für von zu auf den dem des im sich auch wird'.split(' ')),
 };
 
-const LETTER = /\p{L}/gu;
+const LETTER = /\p{L}/u;
+const LATIN = /[A-Za-z\u00c0-\u024f]/u;
 
+/**
+ * One pass over the code points, counting (no global regex: `match(/[\p{L}]+/gu)` on one word of millions
+ * of letters overflowed V8's backtracking stack, and single-letter matches made millions of strings).
+ */
 export function inLanguageOf(sentence: string, language: string): boolean {
-  const letters = (sentence.match(LETTER) ?? []).length;
-  if (!letters) return false;
   const script = SCRIPT[language];
-  // Command names and Latin product names are normal inside CJK, Arabic or Russian prose.
-  if (script) return (sentence.match(script) ?? []).length >= letters * (language === 'ru' || language === 'ar' ? 0.5 : 0.2);
-  // Latin-script languages: first not another script, then more of our function words than any other's.
-  const latin = (sentence.match(/[A-Za-z\u00c0-\u024f]/gu) ?? []).length;
-  if (latin < letters * 0.6) return false;
   const own = FUNCTION_WORDS[language];
+  let letters = 0;
+  let inScript = 0;
+  let latin = 0;
+  const words: string[] = [];
+  let word = '';
+  for (const ch of sentence) {
+    if (script?.test(ch)) inScript++;
+    if (LATIN.test(ch)) latin++;
+    if (LETTER.test(ch)) {
+      letters++;
+      // Only function words are looked up, and none is longer than a few letters: no need to build long ones.
+      if (own && !script && word.length <= 16) word += ch;
+    } else if (word) {
+      words.push(word.toLowerCase());
+      word = '';
+    }
+  }
+  if (word) words.push(word.toLowerCase());
+  if (!letters) return false;
+  // Command names and Latin product names are normal inside CJK, Arabic or Russian prose.
+  if (script) return inScript >= letters * (language === 'ru' || language === 'ar' ? 0.5 : 0.2);
+  // Latin-script languages: first not another script, then more of our function words than any other's.
+  if (latin < letters * 0.6) return false;
   if (!own) return true;
-  const words = sentence.toLowerCase().match(/[\p{L}]+/gu) ?? [];
   const score = (set: Set<string>) => words.filter((w) => set.has(w)).length;
   const mine = score(own);
   let other = 0;

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
-import type { SniffedType } from '../../media/sniff.js';
+import { sniffPlaylist, type SniffedType } from '../../media/sniff.js';
 import { findCaptionTracks, captionDocumentText, videoTitle } from './extract/captions.js';
 import { capText, letterCount } from './extract/clean.js';
 import { extractFeed, looksLikeFeed } from './extract/feed.js';
@@ -93,10 +93,35 @@ export async function extractSource(file: SourceFile, opts: ExtractOptions = {})
   return { title: title.replace(/[ \t\r\n\u00a0]+/g, ' ').trim(), text, language, kind: kind === 'xlsx' ? 'text' : kind };
 }
 
+const PLAYLIST_EXTENSIONS = new Set(['.m3u', '.m3u8', '.pls', '.xspf', '.asx', '.wax', '.wvx', '.wpl', '.ffconcat', '.ram']);
+const PLAYLIST_TYPES = /mpegurl|x-scpls|pls\+xml|xspf\+xml|x-ms-wax|x-ms-wvx|x-pn-realaudio\b|x-ms-wpl/;
+
+/**
+ * Refuses a playlist (M3U/HLS, PLS, XSPF, ASX, WPL, ffconcat, RAM): a list of other files or streams, which
+ * would otherwise be read as text and become an episode about "#EXTM3U". Known by its content, or for a
+ * text file by its extension or declared type (a plain M3U is only a list of paths).
+ */
+export function refusePlaylist(file: SourceFile, bytes?: Buffer): void {
+  const { kind, format } = file.sniffed;
+  const ext = extname(urlPath(file.url) ?? file.path).toLowerCase();
+  const ct = (file.contentType ?? '').toLowerCase();
+  // Binary kinds (PDF, audio, a zip) are what they are, whatever the URL says.
+  if (kind !== 'playlist' && kind !== 'text' && kind !== 'unknown') return;
+  let found: string | null = kind === 'playlist' ? (format ?? 'playlist') : bytes ? sniffPlaylist(bytes) : null;
+  if (!found && PLAYLIST_EXTENSIONS.has(ext)) found = ext.slice(1);
+  if (!found && PLAYLIST_TYPES.test(ct)) found = 'playlist';
+  if (found) {
+    throw new TaskFailure(
+      `The source is a playlist (${found === 'playlist' ? 'by its content type' : found.toUpperCase()}): a list of other files or streams, which is not read. Give a page, a document or a media file`,
+    );
+  }
+}
+
 function classify(bytes: Buffer, file: SourceFile): Kind {
   const ext = extname(urlPath(file.url) ?? file.path).toLowerCase();
   const ct = (file.contentType ?? '').toLowerCase();
   const { kind, format } = file.sniffed;
+  refusePlaylist(file, bytes);
   if (kind === 'pdf') return 'pdf';
   if (kind === 'zip') {
     if (format === 'docx' || format === 'pptx' || format === 'epub' || format === 'xlsx') return format;
@@ -188,6 +213,8 @@ export async function extractVideoCaptions(
     } catch {
       continue; // a dead track should not hide a working one
     }
+    // A track that is a playlist (HLS of caption segments) lists other files: not text to read.
+    if (sniffPlaylist(Buffer.from(body.slice(0, 4096), 'utf8'))) continue;
     const text = captionDocumentText(body);
     if (letterCount(text) < (opts.minLetters ?? 40)) continue;
     const capped = capText(text, opts.maxChars ?? DEFAULT_MAX_SOURCE_CHARS);

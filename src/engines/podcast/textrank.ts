@@ -3,6 +3,7 @@
  * Mihalcea & Tarau 2004). CJK text is split on its own punctuation and compared by character bigrams,
  * which needs no dictionary; other languages by word tokens.
  */
+import { wordsOf } from './words.js';
 
 export interface Sentence {
   /** Position in the document. */
@@ -62,7 +63,7 @@ export function tokenize(s: string): string[] {
     for (let i = 0; i + 1 < chars.length; i++) grams.push(chars[i]! + chars[i + 1]!);
     return grams;
   }
-  return (lower.match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? []).filter((w) => w.length > 2);
+  return wordsOf(lower).filter((w) => w.length > 2);
 }
 
 /** Sentences with TextRank scores (summing to about the sentence count); document order kept. */
@@ -166,7 +167,7 @@ function nounInSentence(word: string, text: string, language: string): boolean {
   }
   const dets = DETERMINERS[language];
   if (!dets) return true;
-  const words = text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? [];
+  const words = wordsOf(text.toLowerCase());
   for (let i = 0; i < words.length; i++) {
     if (words[i] !== word) continue;
     const prev = words[i - 1] ?? '';

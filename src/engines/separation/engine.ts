@@ -1,3 +1,4 @@
+import { STEMS_BY_MODEL_TYPE as SPEC_STEMS } from '../../domain/vocabulary.js';
 import type { AudioData } from '../../media/audio.js';
 import type { EngineContext } from '../../ports/engines.js';
 
@@ -7,19 +8,8 @@ import type { EngineContext } from '../../ports/engines.js';
  */
 
 /** model_type -> stems, exactly as the product issue "Stem separation" lists them. */
-export const STEMS_BY_MODEL_TYPE: Readonly<Record<number, readonly string[]>> = Object.freeze({
-  350: Object.freeze(['vocals']),
-  490: Object.freeze(['lead_vocals', 'backing_vocals', 'other']),
-  340: Object.freeze(['drums']),
-  360: Object.freeze(['bass']),
-  380: Object.freeze(['piano']),
-  390: Object.freeze(['guitar']),
-  491: Object.freeze(['strings']),
-  492: Object.freeze(['wind']),
-  493: Object.freeze(['synthesizer']),
-  501: Object.freeze(['bass', 'drums', 'vocals', 'other']),
-  320: Object.freeze(['bass', 'drums', 'vocals', 'piano', 'guitar', 'other']),
-});
+/** The spec's stems per model type (domain/vocabulary.ts), indexable by any number the engines get. */
+export const STEMS_BY_MODEL_TYPE: Readonly<Record<number, readonly string[]>> = SPEC_STEMS;
 
 /**
  * Models whose stems do not include `other` also emit this stem: everything the listed stems miss,

@@ -1,8 +1,8 @@
 import type { Prosody } from '../../ports/engines.js';
+import { EMOTION_NAMES, type EmotionName } from '../../domain/vocabulary.js';
 
 /** Spec emotion ids, in order: 0 auto, 1 happy ... 8 calm. */
-export const EMOTION_NAMES = ['auto', 'happy', 'angry', 'sad', 'afraid', 'disgusted', 'melancholic', 'surprised', 'calm'] as const;
-export type EmotionName = (typeof EMOTION_NAMES)[number];
+export { EMOTION_NAMES, type EmotionName };
 
 export function emotionName(id: number): EmotionName | null {
   return Number.isInteger(id) ? (EMOTION_NAMES[id] ?? null) : null;

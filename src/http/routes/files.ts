@@ -1,12 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS, type ErrorName } from '../../domain/errors.js';
 import type { BlobStore } from '../../ports/blob-store.js';
+import { decodeKeyPath } from '../../ports/blob-keys.js';
 import type { UrlSigner } from '../signed-url.js';
 
 /**
  * `GET|HEAD /files/<key>?exp=..&sig=..`: serves result blobs behind signed, expiring links.
  * The key is taken from the raw URL and decoded segment by segment by us (not by the router), so
  * `%2e%2e`, `%2f`, empty segments and the like are judged on what they decode to.
+ * Whatever the store: on S3 (S3_URL_MODE=api) the answer is streamed from the bucket, a Range
+ * becoming a GetObject Range, so only the asked bytes leave the bucket. In presigned mode the
+ * route still serves links issued before the switch.
  */
 
 export interface FileRouteDeps {
@@ -15,8 +19,6 @@ export interface FileRouteDeps {
 }
 
 const PREFIX = '/files/';
-const KEY_SEGMENT = /^[A-Za-z0-9._-]+$/;
-const MAX_KEY_LENGTH = 1024;
 
 type RangeRequest = { kind: 'none' } | { kind: 'unsatisfiable' } | { kind: 'range'; start: number; end: number };
 
@@ -24,19 +26,7 @@ type RangeRequest = { kind: 'none' } | { kind: 'unsatisfiable' } | { kind: 'rang
 export function keyFromPath(rawUrl: string): string | null {
   const pathname = rawUrl.split('?', 1)[0] ?? '';
   if (!pathname.startsWith(PREFIX)) return null;
-  const segments: string[] = [];
-  for (const raw of pathname.slice(PREFIX.length).split('/')) {
-    let seg: string;
-    try {
-      seg = decodeURIComponent(raw);
-    } catch {
-      return null;
-    }
-    if (!KEY_SEGMENT.test(seg) || seg === '.' || seg === '..') return null;
-    segments.push(seg);
-  }
-  const key = segments.join('/');
-  return key.length > 0 && key.length <= MAX_KEY_LENGTH ? key : null;
+  return decodeKeyPath(pathname.slice(PREFIX.length));
 }
 
 /** One `bytes=` range (RFC 9110 §14.1.2). Malformed or multi-range headers are ignored (full 200). */

@@ -1,42 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { TaskKind } from '../../domain/task.js';
+import type { ApiKind } from '../../kinds/kind.js';
+import type { RequestLimits } from '../../ports/limits.js';
 import type { AuthService } from '../../services/auth.js';
 import type { TaskService } from '../../services/tasks.js';
-import { callerOf, InFlightRequests, requireApiKey } from '../auth-hooks.js';
+import { callerOf, requireApiKey } from '../auth-hooks.js';
 import { success } from '../envelope.js';
-import {
-  EnhanceCreateBody,
-  Envelope,
-  PodcastAudioCreateBody,
-  PodcastScriptCreateBody,
-  SeparationCreateBody,
-  TtsCreateBody,
-} from '../schemas.js';
+import { Envelope } from '../schemas.js';
+import { ERRORS } from '../../domain/errors.js';
 
 const BASE = '/audio/api/v1/api-keys';
-
-interface TaskRoute {
-  kind: TaskKind;
-  tag: string;
-  create: string;
-  get: string;
-  body: z.ZodType;
-  /** The spec names the id differently per operation. */
-  createdIdField: 'job_id' | 'global_id';
-  queryIdField: 'job_id' | 'global_id';
-  /** Extra fields the spec shows in the create answer. */
-  createdExtra?: Record<string, unknown>;
-}
-
-const ROUTES: TaskRoute[] = [
-  { kind: 'separation', tag: 'Separation', create: 'separation/task/create', get: 'separation/task/get', body: SeparationCreateBody, createdIdField: 'job_id', queryIdField: 'job_id' },
-  { kind: 'tts', tag: 'Text to speech', create: 'tts/task/create', get: 'tts/task/get', body: TtsCreateBody, createdIdField: 'job_id', queryIdField: 'global_id' },
-  { kind: 'enhance', tag: 'Enhancement', create: 'enhance/task/create', get: 'enhance/task/get', body: EnhanceCreateBody, createdIdField: 'job_id', queryIdField: 'job_id', createdExtra: { model: 2 } },
-  { kind: 'podcast_script', tag: 'Podcast', create: 'podcast/script/create', get: 'podcast/script/get', body: PodcastScriptCreateBody, createdIdField: 'global_id', queryIdField: 'global_id' },
-  { kind: 'podcast_audio', tag: 'Podcast', create: 'podcast/audio/create', get: 'podcast/audio/get', body: PodcastAudioCreateBody, createdIdField: 'global_id', queryIdField: 'global_id' },
-];
 
 /** Query bodies accept either id name (clients mix them up); the spec's own name is documented. */
 function queryBody(field: 'job_id' | 'global_id') {
@@ -47,20 +21,20 @@ function queryBody(field: 'job_id' | 'global_id') {
 
 export function registerTaskRoutes(
   app: FastifyInstance,
-  deps: { auth: AuthService; tasks: TaskService; inFlight: InFlightRequests },
+  deps: { auth: AuthService; tasks: TaskService; limits: RequestLimits; kinds: readonly ApiKind[] },
 ): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  for (const route of ROUTES) {
+  for (const { route } of deps.kinds) {
     const available = deps.tasks.isAvailable(route.kind);
     r.post(`${BASE}/${route.create}`, {
       schema: {
         tags: [route.tag],
-        summary: `Create a ${route.kind.replace('_', ' ')} task${available ? '' : ' (not available on this server yet: 101010)'}`,
+        summary: `Create a ${route.kind.replace('_', ' ')} task${available ? '' : ` (not available on this server yet: ${ERRORS.CAPABILITY_NOT_AVAILABLE.code})`}`,
         body: route.body,
         headers: z.object({ 'api-key': z.string().optional() }),
         response: { 200: Envelope },
       },
-      onRequest: requireApiKey(deps.auth, deps.inFlight, 'create'),
+      onRequest: requireApiKey(deps.auth, deps.limits, 'create'),
       handler: async (request) => {
         const id = await deps.tasks.create(route.kind, request.body, callerOf(request));
         return success({ [route.createdIdField]: id, ...route.createdExtra });
@@ -73,7 +47,7 @@ export function registerTaskRoutes(
         body: queryBody(route.queryIdField),
         response: { 200: Envelope },
       },
-      onRequest: requireApiKey(deps.auth, deps.inFlight, 'query'),
+      onRequest: requireApiKey(deps.auth, deps.limits, 'query'),
       handler: async (request) => {
         const body = request.body as { job_id?: string; global_id?: string };
         const id = (route.queryIdField === 'job_id' ? body.job_id ?? body.global_id : body.global_id ?? body.job_id) ?? '';

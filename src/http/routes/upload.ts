@@ -1,15 +1,12 @@
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
+import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.js';
-import type { BlobStore } from '../../ports/blob-store.js';
+import { BlobTooLargeError, type BlobStore, type BlobUrls } from '../../ports/blob-store.js';
+import type { RequestLimits } from '../../ports/limits.js';
 import type { AuthService } from '../../services/auth.js';
-import { callerOf, InFlightRequests, requireApiKey } from '../auth-hooks.js';
+import { callerOf, requireApiKey } from '../auth-hooks.js';
 import { success } from '../envelope.js';
-import type { UrlSigner } from '../signed-url.js';
 
 /** Keeps a readable, safe file name: letters, digits, dot, dash, underscore. */
 export function safeFileName(name: string | undefined): string {
@@ -19,32 +16,125 @@ export function safeFileName(name: string | undefined): string {
 }
 
 /**
- * Beyond the spec: multipart upload that answers a signed URL usable as `inputurl`.
- * Uploads live under uploads/<id>/ and expire with the same TTL as tasks.
+ * The multipart file stream, failing at its end when the parser cut it at the size limit. The
+ * parser does not fail a truncated file, it just ends it; failing it before its end is what makes
+ * the store discard the partial upload instead of keeping the first `limit` bytes.
  */
+function failIfTruncated(file: Readable & { truncated?: boolean }, maxBytes: number): Readable {
+  const guard = new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
+      callback(null, chunk);
+    },
+    flush(callback: TransformCallback) {
+      callback(file.truncated ? new BlobTooLargeError(maxBytes) : null);
+    },
+  });
+  // Errors of either side reach the store through `guard`.
+  return pipeline(file, guard, () => undefined);
+}
+
+/** At most this many parts before the file, and this large a text field: the route reads one file and nothing else. */
+export const UPLOAD_MULTIPART_LIMITS = { files: 1, fields: 16, fieldSize: 64 * 1024, parts: 17, headerPairs: 64 } as const;
+
+const MULTIPART_BODY_CODES = new Set([
+  'FST_REQ_FILE_TOO_LARGE', 'FST_FILES_LIMIT', 'FST_FIELDS_LIMIT', 'FST_PARTS_LIMIT', 'FST_PROTO_VIOLATION',
+  'FST_INVALID_JSON_FIELD_ERROR', 'FST_MP_PREMATURE_CLOSE', 'ECONNRESET',
+]);
+
+/** Whether an error that ended a file stream came from the client's body (the parser, the connection), not the store. */
+export function isMultipartBodyError(err: unknown): boolean {
+  if (err === null || typeof err !== 'object') return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && MULTIPART_BODY_CODES.has(code)) return true;
+  return typeof message === 'string' && /multipart|boundary|terminated early|^aborted$/i.test(message);
+}
+
+/**
+ * What is wrong with a multipart body, from an error of the multipart parser (busboy, @fastify/multipart):
+ * always the client's body (100002, or 100413 for a file over the limit), never our fault.
+ */
+export function multipartRefusal(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as { code?: unknown; message?: unknown } | null | undefined;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  switch (code) {
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: the file exceeds the upload limit');
+    case 'FST_FILES_LIMIT':
+      return new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: more than one file (send one "file" part)');
+    case 'FST_FIELDS_LIMIT':
+      return new AppError('INVALID_PARAMETERS', `Invalid parameters: body: too many fields (at most ${UPLOAD_MULTIPART_LIMITS.fields})`);
+    case 'FST_PARTS_LIMIT':
+      return new AppError('INVALID_PARAMETERS', `Invalid parameters: body: too many parts (at most ${UPLOAD_MULTIPART_LIMITS.parts})`);
+    case 'FST_PROTO_VIOLATION':
+      return new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: a part name that is not allowed');
+    case 'FST_INVALID_JSON_FIELD_ERROR':
+      return new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: a field declared as JSON is not valid JSON');
+    case 'FST_MP_PREMATURE_CLOSE':
+    case 'ECONNRESET':
+      return new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: the request ended before the multipart body was complete');
+    default:
+      break;
+  }
+  // busboy's own texts, which name the problem (none of them repeats the client's bytes).
+  if (/boundary|needle/i.test(message)) return new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: multipart boundary missing or invalid in the content type');
+  if (/unexpected end|terminated early|aborted/i.test(message)) return new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: multipart body truncated (no closing boundary)');
+  return new AppError('INVALID_PARAMETERS', `Invalid parameters: body: malformed multipart (${message.replace(/[^\x20-\x7e]/g, '?').slice(0, 120)})`);
+}
+
+/**
+ * Beyond the spec: multipart upload that answers a URL usable as `inputurl` (a signed /files/ link,
+ * or an S3 presigned URL). The file streams straight into the blob store (S3: a multipart upload),
+ * never spooled to local disk first. Uploads live under uploads/<id>/ and expire with the task TTL.
+ */
+/** The upload route: its body may take UPLOAD_TIMEOUT_SECONDS, not REQUEST_TIMEOUT_SECONDS (server.ts). */
+export const UPLOAD_PATH = '/audio/api/v1/api-keys/files/upload';
+
 export function registerUploadRoutes(
   app: FastifyInstance,
-  deps: { auth: AuthService; inFlight: InFlightRequests; blobs: BlobStore; signer: UrlSigner; tmpDir: string; ttlSeconds: number },
+  deps: { auth: AuthService; limits: RequestLimits; blobs: BlobStore; urls: BlobUrls; maxBytes: number; ttlSeconds: number },
 ): void {
-  app.post('/audio/api/v1/api-keys/files/upload', {
+  app.post(UPLOAD_PATH, {
     schema: { tags: ['Files'], summary: 'Upload a file (multipart field "file"); answers data.url for use as inputurl', consumes: ['multipart/form-data'] },
-    onRequest: requireApiKey(deps.auth, deps.inFlight, 'create'),
+    onRequest: requireApiKey(deps.auth, deps.limits, 'create'),
+    // The multipart parser stops reading the body once it has seen the closing boundary or an error, and
+    // Node does not read what is left of a body someone started reading: an answer sent before the body's
+    // end would leave the connection waiting for it forever (the client's next request on it never
+    // answered, the socket never closed). Read the rest and drop it.
+    onResponse: async (request) => {
+      if (!request.raw.complete && !request.raw.destroyed) {
+        request.raw.unpipe();
+        request.raw.resume();
+      }
+    },
     handler: async (request) => {
       callerOf(request);
       if (!request.isMultipart()) throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: expected multipart/form-data with a "file" field');
-      const part = await request.file();
-      if (!part) throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: file: required');
-      const dir = await mkdtemp(join(deps.tmpDir, 'upload-'));
+      // Whatever fails before the file starts is the body's fault: no boundary, garbage, truncation, limits.
+      let part: Awaited<ReturnType<typeof request.file>>;
       try {
-        const local = join(dir, 'data');
-        await pipeline(part.file, createWriteStream(local));
-        if (part.file.truncated) throw new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: the file exceeds the upload limit');
-        const key = `uploads/${randomUUID().replace(/-/g, '')}/${safeFileName(part.filename)}`;
-        const info = await deps.blobs.putFile(key, local, part.mimetype || 'application/octet-stream');
-        return success({ url: deps.signer.sign(key, deps.ttlSeconds), size: info.size, expires_in: deps.ttlSeconds });
-      } finally {
-        await rm(dir, { recursive: true, force: true });
+        part = await request.file();
+      } catch (err) {
+        throw multipartRefusal(err);
       }
+      if (!part) throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: file: required');
+      const key = `uploads/${randomUUID().replace(/-/g, '')}/${safeFileName(part.filename)}`;
+      let size: number;
+      try {
+        ({ size } = await deps.blobs.putStream(key, failIfTruncated(part.file, deps.maxBytes), part.mimetype || 'application/octet-stream', deps.maxBytes));
+      } catch (err) {
+        // Over the limit first: a file cut at the limit whose body then broke off was still too large.
+        if (err instanceof BlobTooLargeError || part.file.truncated) throw new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: the file exceeds the upload limit');
+        // The parser fails the file stream when the body breaks off (truncated, connection gone); the store
+        // failing destroys it too, with the store's error, which stays ours (500).
+        const bodyFault = [err, part.file.errored].find(isMultipartBodyError);
+        if (bodyFault) throw multipartRefusal(bodyFault);
+        throw err;
+      }
+      // The link cannot outlive the upload (reaped after the task TTL) nor what the issuer can give.
+      const ttl = Math.min(deps.ttlSeconds, deps.urls.maxTtlSeconds);
+      return success({ url: await deps.urls.url(key, ttl), size, expires_in: ttl });
     },
   });
 }

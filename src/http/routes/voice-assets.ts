@@ -1,3 +1,5 @@
+import { AppError } from '../../domain/errors.js';
+import { refusal } from '../envelope.js';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -64,7 +66,7 @@ export function registerVoiceAssetRoutes(
   app.get('/assets/voices/:file', { schema: { hide: true } }, async (request, reply) => {
     const m = /^(\d+)\.(svg|mp3)$/.exec((request.params as { file: string }).file);
     const voice = m ? await deps.voices.find(Number(m[1])) : null;
-    if (!m || !voice) return reply.status(404).send({ code: 100404, data: {}, message: 'Not Found' });
+    if (!m || !voice) return reply.status(404).send(refusal(new AppError('NOT_FOUND')));
     reply.header('cache-control', 'public, max-age=86400');
     if (m[2] === 'svg') return reply.type('image/svg+xml').send(avatarSvg(voice));
     const key = `samples/voice-${voice.id}.mp3`;

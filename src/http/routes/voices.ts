@@ -1,12 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AppError } from '../../domain/errors.js';
+import { AppError, ERRORS } from '../../domain/errors.js';
 import { hostNames } from '../../domain/podcast-hosts.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
+import type { RequestLimits } from '../../ports/limits.js';
 import type { AuthService } from '../../services/auth.js';
-import { apiKeyOf, InFlightRequests, requireApiKey } from '../auth-hooks.js';
+import { apiKeyOf, requireApiKey } from '../auth-hooks.js';
 import { success } from '../envelope.js';
-import { Envelope, PODCAST_LANGUAGES, VoiceListQuery } from '../schemas.js';
+import { Envelope, VoiceListQuery } from '../schemas.js';
+import { isPodcastLanguage } from '../../domain/vocabulary.js';
 
 const BASE = '/audio/api/v1/api-keys';
 const GENDER_TEXT: Record<number, string> = { 1: 'Male', 2: 'Female' };
@@ -25,20 +27,20 @@ function filter(voices: VoiceRecord[], q: { language?: string; gender?: number }
 
 export function registerVoiceRoutes(
   app: FastifyInstance,
-  deps: { auth: AuthService; voices: VoiceLibrary; inFlight: InFlightRequests; publicBaseUrl: string },
+  deps: { auth: AuthService; voices: VoiceLibrary; limits: RequestLimits; publicBaseUrl: string },
 ): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(`${BASE}/tts/voices`, {
     schema: { tags: ['Text to speech'], summary: 'TTS voice library (filters: language, gender; paging)', querystring: VoiceListQuery, response: { 200: Envelope } },
-    onRequest: requireApiKey(deps.auth, deps.inFlight, 'list'),
+    onRequest: requireApiKey(deps.auth, deps.limits, 'list'),
     handler: async (request) => success(page(filter(await deps.voices.list(), request.query), request.query)),
   });
   r.get(`${BASE}/podcast/voices`, {
-    schema: { tags: ['Podcast'], summary: 'Podcast voice resources (100001 without a valid key)', querystring: VoiceListQuery, response: { 200: Envelope } },
+    schema: { tags: ['Podcast'], summary: `Podcast voice resources (${ERRORS.NEED_LOGIN.code} without a valid key)`, querystring: VoiceListQuery, response: { 200: Envelope } },
     onRequest: async (request: FastifyRequest) => {
       try {
         // The spec gives this list only 100000 and 100001: no rate or concurrency refusal (it is static data).
-        await deps.auth.authenticate(apiKeyOf(request), 'login');
+        await deps.auth.authenticate(apiKeyOf(request), 'login', request.ip);
       } catch (err) {
         if (err instanceof AppError && err.errorName === 'INVALID_API_KEY') throw new AppError('NEED_LOGIN');
         throw err;
@@ -47,9 +49,9 @@ export function registerVoiceRoutes(
     handler: async (request) => {
       const all = await deps.voices.list();
       // Names over the whole list, so a voice keeps its host name whatever the filter.
-      const hosts = hostNames(all.filter((v) => (PODCAST_LANGUAGES as readonly string[]).includes(v.language)));
+      const hosts = hostNames(all.filter((v) => isPodcastLanguage(v.language)));
       const voices = filter(all, request.query).filter((v) =>
-        (PODCAST_LANGUAGES as readonly string[]).includes(v.language),
+        isPodcastLanguage(v.language),
       );
       const records = voices.map((v) => ({
         id: v.id,

@@ -3,6 +3,8 @@ import { BuiltinScriptGenerator, SIZE_TOLERANCE } from '../../../src/engines/pod
 import { measureSize, PODCAST_LANGUAGES, renderTranscript, targetSize, type ScriptRequest, type SpeakerInfo } from '../../../src/engines/podcast/script.js';
 import { headingLike, rankSentences, termStats, topicWord } from '../../../src/engines/podcast/textrank.js';
 import type { ExtractedSource } from '../../../src/engines/podcast/sources.js';
+import { TaskFailure } from '../../../src/domain/errors.js';
+import { PODCAST_LIMITS } from '../../../src/domain/podcast-limits.js';
 
 const speakers: SpeakerInfo[] = [
   { role: 'A', name: 'Maya', avatar: 'a.png', voiceId: 'voice-a', gender: 'female' },
@@ -84,6 +86,22 @@ describe('BuiltinScriptGenerator', () => {
       }
     });
   }
+
+  it('one 5 MB word (far past the create limit) fails with a clear TaskFailure, never a stack overflow', async () => {
+    const p = gen.generate(request('en', 1, 2, `’${'a'.repeat(5 * 1024 * 1024)}`), signal);
+    await expect(p).rejects.toBeInstanceOf(TaskFailure);
+    await expect(p).rejects.toThrow(/no sentence short enough to read out \(at most 600 characters\)/);
+  });
+
+  it('never reads out a sentence longer than MAX_SPOKEN_CHARS, and keeps every line within the audio step\'s limit', async () => {
+    const run = 'x'.repeat(2000);
+    const text = longEnglish().replace(/(season number 3 of the long story\.)/g, `$1 The ${run} stood there. `);
+    const s = await gen.generate(request('en', 1, 7, text), signal);
+    for (const l of s.podcast_script) {
+      expect(l.text).not.toContain(run);
+      expect(l.text.length).toBeLessThanOrEqual(PODCAST_LIMITS.lineChars);
+    }
+  });
 
   it('styles change the wording', async () => {
     const a = await gen.generate(request('en', 1, 3, longEnglish()), signal);

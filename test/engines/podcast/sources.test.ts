@@ -30,6 +30,35 @@ async function extractBytes(name: string, bytes: Buffer | string, contentType: s
 
 const PARA = 'The committee met on Tuesday to discuss the new library building and its opening hours for students. ';
 
+describe('playlists are refused as sources, never read as text', () => {
+  const M3U = '#EXTM3U\n#EXTINF:-1,Radio One\nhttp://example.com/live.mp3\n';
+  it.each([
+    ['live.m3u8', '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:6\n#EXTINF:6.0,\nseg0.ts\n#EXT-X-ENDLIST\n', null, /playlist \(HLS\)/],
+    ['radio.txt', M3U, 'text/plain', /playlist \(M3U\)/],
+    ['list.ffconcat', 'ffconcat version 1.0\nfile a.wav\nfile b.wav\n', null, /playlist \(FFCONCAT\)/],
+    ['radio.pls', '[playlist]\nFile1=http://example.com/stream\nTitle1=Radio\nNumberOfEntries=1\nVersion=2\n', null, /playlist \(PLS\)/],
+    ['mix.xspf', '<?xml version="1.0"?><playlist version="1" xmlns="http://xspf.org/ns/0/"><trackList><track><location>http://example.com/a.ogg</location></track></trackList></playlist>', null, /playlist \(XSPF\)/],
+    // A plain M3U is only a list of paths: known by its extension, or by its declared type.
+    ['plain.m3u', 'music/one.mp3\nmusic/two.mp3\nhttp://example.com/three.mp3\n', null, /playlist \(M3U\)/],
+    ['stream', 'http://example.com/a.mp3\nhttp://example.com/b.mp3\n', 'audio/x-mpegurl', /playlist \(by its content type\)/],
+    // Not UTF-8 (a Latin-1 track name): still a playlist by its first bytes.
+    ['latin1', Buffer.from('#EXTM3U\n#EXTINF:1,Caf\xe9 del Mar\nhttp://example.com/a.mp3\n', 'latin1'), null, /playlist \(M3U\)/],
+  ] as const)('%s', async (name, body, contentType, message) => {
+    const p = extractBytes(name, body, contentType);
+    await expect(p).rejects.toBeInstanceOf(TaskFailure);
+    await expect(p).rejects.toThrow(message);
+    await expect(p).rejects.toThrow(/Give a page, a document or a media file/);
+  });
+
+  it('a caption track that is a playlist is skipped, not read as the transcript', async () => {
+    const page = join(dir, 'watch.html');
+    const player = { captions: { playerCaptionsTracklistRenderer: { captionTracks: [{ baseUrl: 'https://example.com/hls', languageCode: 'en' }] } } };
+    await writeFile(page, `<html><body><script>var ytInitialPlayerResponse = ${JSON.stringify(player)};</script></body></html>`);
+    const hls = '#EXTM3U\n#EXT-X-TARGETDURATION:6\n' + Array.from({ length: 20 }, (_, i) => `#EXTINF:6.0,\nhttps://example.com/captions/segment-number-${i}.vtt\n`).join('');
+    expect(await extractVideoCaptions(page, 'https://example.com/watch', async () => hls)).toBeNull();
+  });
+});
+
 describe('extractSource on generated fixtures', () => {
   it('HTML article: Readability content and title, chrome dropped', async () => {
     const html = `<!doctype html><html lang="en"><head><title>Library news - Town Site</title></head><body>

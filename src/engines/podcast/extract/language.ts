@@ -1,7 +1,8 @@
 /** Language detection mapped onto the spec's podcast language keys. */
 import { detectAll } from 'tinyld';
+import { PODCAST_LANGUAGES } from '../../../domain/vocabulary.js';
 
-const SUPPORTED = new Set(['zh', 'zh_yue', 'en', 'ar', 'ru', 'es', 'fr', 'pt', 'de', 'ja', 'ko']);
+const SUPPORTED = new Set<string>(PODCAST_LANGUAGES);
 
 // Characters written in Cantonese but (almost) never in Standard Written Chinese.
 const CANTONESE = /[嘅係咗唔哋佢冇喺嚟睇咁啲乜嘢囉噉㗎咩嗰畀攞]/gu;

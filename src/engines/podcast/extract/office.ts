@@ -1,9 +1,10 @@
 /** Zip-based documents: DOCX (mammoth), PPTX and XLSX (OOXML parts), EPUB (spine order). */
-import JSZip from 'jszip';
+import type JSZip from 'jszip';
 import mammoth from 'mammoth';
 import { TaskFailure } from '../../../domain/errors.js';
 import { cleanText, decodeEntities, domText, letterCount } from './clean.js';
 import { parseDocument } from './html.js';
+import { openCheckedZip } from './zip-guard.js';
 
 export interface DocExtract {
   title: string;
@@ -11,12 +12,9 @@ export interface DocExtract {
   langTag: string | null;
 }
 
-async function openZip(bytes: Buffer): Promise<JSZip> {
-  try {
-    return await JSZip.loadAsync(bytes);
-  } catch {
-    throw new TaskFailure('The document could not be opened (the file is not a valid zip container)');
-  }
+/** Every zip-based document is checked against the archive limits (entry count, unpacked size) first. */
+function openZip(bytes: Buffer): Promise<JSZip> {
+  return openCheckedZip(bytes);
 }
 
 const tagText = (xml: string, tag: string): string | null => {
@@ -34,7 +32,9 @@ export async function extractDocx(bytes: Buffer): Promise<DocExtract> {
   const { title, lang } = await coreProps(zip);
   let html: string;
   try {
-    html = (await mammoth.convertToHtml({ buffer: bytes })).value;
+    // Images are never read (mammoth would inline each as base64): only the text is wanted, and an oversized
+    // image in an attachment then costs nothing.
+    html = (await mammoth.convertToHtml({ buffer: bytes }, { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) })).value;
   } catch {
     throw new TaskFailure('The Word document could not be read');
   }

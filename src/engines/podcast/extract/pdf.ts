@@ -16,7 +16,12 @@ interface Line {
   h: number;
 }
 
-export async function extractPdf(bytes: Buffer): Promise<{ title: string; text: string }> {
+/** Pages read at most: a longer PDF is read up to here (the text is capped far below what 2,000 pages hold). */
+export const PDF_MAX_PAGES = 2_000;
+/** Characters read at most: past this the rest of the document is not needed (the source text is capped lower). */
+const PDF_MAX_CHARS = 1_000_000;
+
+export async function extractPdf(bytes: Buffer, opts: { maxPages?: number } = {}): Promise<{ title: string; text: string }> {
   const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
   let doc;
   try {
@@ -26,8 +31,12 @@ export async function extractPdf(bytes: Buffer): Promise<{ title: string; text: 
   }
   try {
     const pages: Line[][] = [];
-    for (let p = 1; p <= doc.numPages; p++) {
-      const page = await doc.getPage(p);
+    // The page count is the document's claim (a page tree can declare 200,000 pages): only the first pages are read.
+    const last = Math.min(doc.numPages, opts.maxPages ?? PDF_MAX_PAGES);
+    let chars = 0;
+    for (let p = 1; p <= last && chars < PDF_MAX_CHARS; p++) {
+      const page = await doc.getPage(p).catch(() => null);
+      if (!page) break;
       const width = page.getViewport({ scale: 1 }).width;
       const content = await page.getTextContent();
       const items: Item[] = [];
@@ -39,7 +48,9 @@ export async function extractPdf(bytes: Buffer): Promise<{ title: string; text: 
         if (/^\d{1,3}$/.test(it.str.trim()) && (numberColumns.has(Math.round(x)) || x < width * 0.08 || x > width * 0.9)) continue;
         items.push({ str: it.str, x, y: it.transform[5] as number, h: Math.abs(it.transform[3] as number) || it.height, w: it.width, eol: it.hasEOL });
       }
-      pages.push(toLines(items));
+      const lines = toLines(items);
+      for (const l of lines) chars += l.text.length;
+      pages.push(lines);
       page.cleanup();
     }
     const meta = await doc.getMetadata().catch(() => null);

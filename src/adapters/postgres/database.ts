@@ -1,0 +1,54 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database } from '../sql/schema.js';
+import { migrateToLatest } from '../sql/migrations.js';
+
+export interface PostgresOptions {
+  /** Connections in this process's pool. */
+  poolSize?: number;
+  /** Shown in pg_stat_activity, to tell Soundry's connections (API, worker, CLI) apart. */
+  applicationName?: string;
+  /**
+   * A pooled connection failed while idle (server restart, network cut). The pool drops it and
+   * the next query opens another; without a listener Node would end the process on the error.
+   */
+  onIdleError?: (err: Error) => void;
+}
+
+/**
+ * int8 to a JS number. Money and epoch milliseconds are bigint columns, and count(*) is int8:
+ * pg returns them as strings by default. Past 2^53 a number would silently round, so that
+ * throws instead: no value Soundry stores gets near it.
+ */
+function parseInt8(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${text} does not fit a JS number`);
+  return n;
+}
+
+/**
+ * Per pool, not pg.types.setTypeParser: that would change every pg user in the process
+ * (module-level state), this only changes Soundry's own connections.
+ */
+const int8AsNumber: pg.CustomTypesConfig = {
+  getTypeParser: (id, format) => (id === pg.types.builtins.INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(id, format)),
+};
+
+/** Opens a pool on `url` and brings the schema up to date (safe with several nodes starting at once). */
+export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Kysely<Database>> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 10,
+    application_name: opts.applicationName ?? 'soundry',
+    types: int8AsNumber,
+  });
+  pool.on('error', opts.onIdleError ?? (() => {}));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await migrateToLatest(db);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return db;
+}

@@ -1,0 +1,158 @@
+import { PostgresAdapter, type Kysely } from 'kysely';
+import type { Database } from './schema.js';
+import type { JobPayload } from '../../ports/queue.js';
+import type { TaskKind } from '../../domain/task.js';
+
+/** A job this consumer holds: `token` is written on the row at claim time and guards every later change. */
+export interface ClaimedRow extends JobPayload {
+  token: string;
+  /** Counted deliveries including this one. */
+  attempt: number;
+}
+
+/**
+ * The `jobs` table's statements. A row is `queued` (waiting, possibly until available_at for a
+ * backoff) or `active` (held by a consumer until lease_until); finished jobs are deleted, so
+ * the table only holds live work. `attempts` counts deliveries that counted.
+ */
+
+/** Writes a job row; a second enqueue of the same task changes nothing (task_id is unique). */
+export async function insertJob(db: Kysely<Database>, job: JobPayload, now: number): Promise<void> {
+  await db
+    .insertInto('jobs')
+    .values({ task_id: job.taskId, kind: job.kind, state: 'queued', attempts: 0, worker_id: null, lease_until: 0, available_at: now, created_at: now })
+    .onConflict((oc) => oc.column('task_id').doNothing())
+    .execute();
+}
+
+export class JobRows {
+  /** Postgres claims with FOR UPDATE SKIP LOCKED; SQLite (one writer at a time) with an optimistic guarded UPDATE. */
+  private readonly skipLocked: boolean;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number,
+  ) {
+    this.skipLocked = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
+
+  /**
+   * Takes the oldest deliverable job of these kinds: queued and due, or active with an expired
+   * lease (its consumer died; that delivery counted, so this one is the next attempt).
+   */
+  async claim(kinds: readonly TaskKind[], token: string, leaseMs: (kind: TaskKind) => number): Promise<ClaimedRow | null> {
+    return this.skipLocked ? this.claimSkipLocked(kinds, token, leaseMs) : this.claimOptimistic(kinds, token, leaseMs);
+  }
+
+  private candidates(db: Kysely<Database>, kinds: readonly TaskKind[], now: number) {
+    return db
+      .selectFrom('jobs')
+      .select(['seq', 'task_id', 'kind', 'attempts', 'state', 'lease_until'])
+      .where('kind', 'in', [...kinds])
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('state', '=', 'queued'), eb('available_at', '<=', now)]),
+          eb.and([eb('state', '=', 'active'), eb('lease_until', '<', now)]),
+        ]),
+      )
+      .orderBy('seq')
+      .limit(1);
+  }
+
+  private async claimOptimistic(kinds: readonly TaskKind[], token: string, leaseMs: (kind: TaskKind) => number): Promise<ClaimedRow | null> {
+    for (let tries = 0; tries < 5; tries++) {
+      const now = this.now();
+      const c = await this.candidates(this.db, kinds, now).executeTakeFirst();
+      if (!c) return null;
+      const kind = c.kind as TaskKind;
+      // Only one claimer can match the row as it was read; the loser picks another candidate.
+      const res = await this.db
+        .updateTable('jobs')
+        .set({ state: 'active', worker_id: token, lease_until: now + leaseMs(kind), attempts: Number(c.attempts) + 1 })
+        .where('seq', '=', c.seq)
+        .where('state', '=', c.state)
+        .where('attempts', '=', c.attempts)
+        .where('lease_until', '=', c.lease_until)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 1) return { taskId: c.task_id, kind, token, attempt: Number(c.attempts) + 1 };
+    }
+    return null;
+  }
+
+  private async claimSkipLocked(kinds: readonly TaskKind[], token: string, leaseMs: (kind: TaskKind) => number): Promise<ClaimedRow | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const now = this.now();
+      // Rows another claimer has locked are skipped rather than waited for: no claimer ever blocks.
+      const c = await this.candidates(trx, kinds, now).forUpdate().skipLocked().executeTakeFirst();
+      if (!c) return null;
+      const kind = c.kind as TaskKind;
+      await trx
+        .updateTable('jobs')
+        .set({ state: 'active', worker_id: token, lease_until: now + leaseMs(kind), attempts: Number(c.attempts) + 1 })
+        .where('seq', '=', c.seq)
+        .execute();
+      return { taskId: c.task_id, kind, token, attempt: Number(c.attempts) + 1 };
+    });
+  }
+
+  /** Extends the lease; false when the job is no longer held under this token. */
+  async heartbeat(row: ClaimedRow, leaseMs: number): Promise<boolean> {
+    const res = await this.db
+      .updateTable('jobs')
+      .set({ lease_until: this.now() + leaseMs })
+      .where('task_id', '=', row.taskId)
+      .where('worker_id', '=', row.token)
+      .where('state', '=', 'active')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  /** Done, finally failed or given up: the task store holds the outcome, the queue forgets the job. */
+  async remove(row: ClaimedRow): Promise<void> {
+    await this.db.deleteFrom('jobs').where('task_id', '=', row.taskId).where('worker_id', '=', row.token).execute();
+  }
+
+  /** Counted failure: waits delayMs, keeping its place (seq) among the waiting jobs. */
+  async retryLater(row: ClaimedRow, delayMs: number): Promise<void> {
+    await this.db
+      .updateTable('jobs')
+      .set({ state: 'queued', worker_id: null, lease_until: 0, available_at: this.now() + delayMs })
+      .where('task_id', '=', row.taskId)
+      .where('worker_id', '=', row.token)
+      .execute();
+  }
+
+  /** Shutdown: back to the queue at once and at its old place, the delivery not counted. */
+  async handBack(row: ClaimedRow): Promise<void> {
+    await this.db
+      .updateTable('jobs')
+      .set((eb) => ({ state: 'queued', worker_id: null, lease_until: 0, available_at: this.now(), attempts: eb('attempts', '-', 1) }))
+      .where('task_id', '=', row.taskId)
+      .where('worker_id', '=', row.token)
+      .execute();
+  }
+
+  async position(taskId: string): Promise<number | null> {
+    const job = await this.db.selectFrom('jobs').select(['seq', 'kind', 'state']).where('task_id', '=', taskId).executeTakeFirst();
+    if (!job) return null;
+    if (job.state === 'active') return 0;
+    const ahead = await this.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('kind', '=', job.kind)
+      .where('state', '=', 'queued')
+      .where('seq', '<', job.seq)
+      .executeTakeFirstOrThrow();
+    return Number(ahead.n) + 1;
+  }
+
+  async depth(): Promise<Partial<Record<TaskKind, number>>> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['kind', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('state', '=', 'queued')
+      .groupBy('kind')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Entry of an engine thread (Piscina) and its composition root. This module is the root of one
+ * thread, so the table it builds (and the engines each entry keeps warm between tasks) are that
+ * thread's own, not process-wide singletons.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import { workerData } from 'piscina';
+import { TaskFailure } from '../domain/errors.js';
+import type { EngineContext } from '../ports/engines.js';
+import type { ThreadEnv, ThreadMessage, ThreadTable } from '../kinds/threads.js';
+import { ttsThread } from '../kinds/tts/thread.js';
+import { separationThread } from '../kinds/separation/thread.js';
+import { enhanceThread } from '../kinds/enhance/thread.js';
+import { asrThread } from '../kinds/podcast-script/asr-thread.js';
+
+/** Errors lose their class crossing threads: a final failure travels as data and is rebuilt. */
+export type ThreadReply<T> = { ok: true; value: T } | { ok: false; failure: string };
+
+const env: ThreadEnv = workerData;
+const table: ThreadTable = {
+  tts: ttsThread(env),
+  separation: separationThread(env),
+  enhance: enhanceThread(env),
+  asr: asrThread(),
+};
+
+function dispatch(message: ThreadMessage, ctx: EngineContext): Promise<unknown> {
+  switch (message.name) {
+    case 'tts':
+      return table.tts(message.input, ctx);
+    case 'separation':
+      return table.separation(message.input, ctx);
+    case 'enhance':
+      return table.enhance(message.input, ctx);
+    case 'asr':
+      return table.asr(message.input, ctx);
+  }
+}
+
+export default async function run(task: ThreadMessage & { progressPort: MessagePort; tmpDir: string }): Promise<ThreadReply<unknown>> {
+  // Piscina aborts by terminating the thread; engines still get a signal for cooperative checks. The
+  // scratch folder is the pool's, made for this run and removed by it whatever happens to the thread.
+  const ctx: EngineContext = { tmpDir: task.tmpDir, signal: new AbortController().signal, onProgress: (f) => task.progressPort.postMessage(f) };
+  try {
+    return { ok: true, value: await dispatch(task, ctx) };
+  } catch (err) {
+    if (err instanceof TaskFailure && !err.retryable) return { ok: false, failure: err.message };
+    throw err;
+  } finally {
+    task.progressPort.close();
+  }
+}

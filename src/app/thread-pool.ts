@@ -1,0 +1,77 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { TaskFailure } from '../domain/errors.js';
+import type { EngineThreads, ThreadEnv, ThreadName, ThreadRunOptions, ThreadTasks } from '../kinds/threads.js';
+import type { ThreadReply } from './engine-thread.js';
+
+type Lane = 'short' | 'long';
+
+/**
+ * Which lane each piece of thread work runs in. A TTS sentence takes a fraction of a second; a separation
+ * or an enhancement can hold a thread for minutes. In one pool a short task queued behind long ones waited
+ * for them (measured from outside: short TTS tasks waited 236 s on average for 0.8 s of work), so short work
+ * has threads of its own that long work never takes.
+ */
+const LANES: { readonly [N in ThreadName]: Lane } = { tts: 'short', separation: 'long', enhance: 'long', asr: 'long' };
+
+/**
+ * CPU-heavy engine work runs here, off the API's event loop. One pool per process, in two lanes made on
+ * first use (an API node rendering voice samples only ever starts the short one); threads keep their
+ * engines warm between tasks (the first espeak synthesis in a thread is 3-4x slower).
+ */
+export class EngineThreadPool implements EngineThreads {
+  private readonly lanes = new Map<Lane, Piscina>();
+
+  constructor(private readonly opts: { threads: number; shortThreads?: number; env: ThreadEnv }) {}
+
+  private lane(lane: Lane): Piscina {
+    let piscina = this.lanes.get(lane);
+    if (!piscina) {
+      const runningFromSource = import.meta.url.endsWith('.ts');
+      // Under tsx (npm start) or vitest the sources are .ts: the thread needs the tsx loader too.
+      const execArgv = runningFromSource && !process.execArgv.some((a) => a.includes('tsx')) ? [...process.execArgv, '--import', 'tsx'] : process.execArgv;
+      piscina = new Piscina({
+        filename: fileURLToPath(new URL(runningFromSource ? './engine-thread.ts' : './engine-thread.js', import.meta.url)),
+        minThreads: 1,
+        maxThreads: lane === 'short' ? (this.opts.shortThreads ?? 1) : this.opts.threads,
+        idleTimeout: 10 * 60_000,
+        execArgv,
+        workerData: this.opts.env,
+      });
+      this.lanes.set(lane, piscina);
+    }
+    return piscina;
+  }
+
+  async run<N extends ThreadName>(name: N, input: ThreadTasks[N]['input'], opts: ThreadRunOptions): Promise<ThreadTasks[N]['output']> {
+    // Made and removed here, not in the thread: an abort terminates the thread before its own cleanup runs.
+    const scratch = await mkdtemp(join(this.opts.env.tmpDir ?? tmpdir(), this.opts.env.tmpDir ? `${name}-` : `soundry-${name}-`));
+    const channel = new MessageChannel();
+    channel.port1.on('message', (fraction: number) => opts.onProgress(fraction));
+    try {
+      // The thread answers with the output of `name` (engine-thread.ts dispatches on the same table type).
+      const reply: ThreadReply<ThreadTasks[N]['output']> = await this.lane(LANES[name]).run(
+        { name, input, progressPort: channel.port2, tmpDir: scratch },
+        { signal: opts.signal, transferList: [channel.port2] },
+      );
+      if (!reply.ok) throw new TaskFailure(reply.failure);
+      return reply.value;
+    } finally {
+      channel.port1.close();
+      await rm(scratch, { recursive: true, force: true, maxRetries: 2 });
+    }
+  }
+
+  get threads(): number {
+    return [...this.lanes.values()].reduce((n, p) => n + p.threads.length, 0);
+  }
+
+  async destroy(): Promise<void> {
+    await Promise.all([...this.lanes.values()].map((p) => p.destroy()));
+    this.lanes.clear();
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Source extraction off the API's event loop: each source is read in a child process of its own with a cap
+ * on its heap and a wall-clock limit, killed when either is passed, so one hostile document (a decompression
+ * bomb, a PDF declaring 200,000 pages) fails its own task and nothing else. A process, not a worker thread:
+ * a worker's heap limit does not hold for every allocation (a large string past the limit aborts the whole
+ * process, measured with Node 20), a child's crash is its own.
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { TaskFailure } from '../../domain/errors.js';
+import type { ExtractedSource, ExtractOptions, SourceFile } from './sources.js';
+import type { ExtractReply } from './extract-child.js';
+
+export interface ExtractLimits {
+  /** Wall-clock limit of one extraction, in seconds (SOURCE_EXTRACT_MAX_SECONDS). */
+  maxSeconds: number;
+  /** Heap (V8 old generation) of the child, in MB (SOURCE_EXTRACT_MEMORY_MB). */
+  memoryMb: number;
+}
+
+export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = { maxSeconds: 120, memoryMb: 512 };
+
+export const extractTimeMessage = (s: number) =>
+  `Reading the source took longer than ${s} s (the limit for one source): it may be far too large or crafted to stall the reader`;
+export const extractMemoryMessage = (mb: number) =>
+  `Reading the source needed more than ${mb} MB of memory (the limit for one source): it may be a decompression bomb or far too large`;
+
+export function extractInWorker(file: SourceFile, opts: ExtractOptions, limits: ExtractLimits, signal?: AbortSignal): Promise<ExtractedSource> {
+  const runningFromSource = import.meta.url.endsWith('.ts');
+  const entry = fileURLToPath(new URL(runningFromSource ? './extract-child.ts' : './extract-child.js', import.meta.url));
+  // Under tsx (npm start) or vitest the sources are .ts: the child needs the tsx loader too.
+  const inherited = process.execArgv.filter((a) => !a.startsWith('--max-old-space-size'));
+  const loader = runningFromSource && !inherited.some((a) => a.includes('tsx')) ? ['--import', 'tsx'] : [];
+  return new Promise<ExtractedSource>((resolve, reject) => {
+    signal?.throwIfAborted();
+    const child = fork(entry, [], {
+      execArgv: [...inherited, ...loader, `--max-old-space-size=${limits.memoryMb}`],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      if (stderr.length < 8192) stderr += d.toString('utf8');
+    });
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      fn();
+    };
+    const timer = setTimeout(() => finish(() => reject(new TaskFailure(extractTimeMessage(limits.maxSeconds)))), limits.maxSeconds * 1000);
+    const onAbort = () => finish(() => reject(signal!.reason));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('message', (reply: ExtractReply) =>
+      finish(() => {
+        if (reply.ok) resolve(reply.value);
+        else if ('failure' in reply) reject(new TaskFailure(reply.failure));
+        else reject(new Error(`Source extraction failed: ${reply.error}`));
+      }),
+    );
+    child.on('error', (err) => finish(() => reject(err)));
+    child.on('exit', (code, sig) =>
+      // stderr may still be arriving when 'exit' fires: 'close' waits for it.
+      child.once('close', () =>
+        finish(() => {
+          if (/heap out of memory|Reached heap limit/i.test(stderr) || sig === 'SIGABRT' || code === 134) reject(new TaskFailure(extractMemoryMessage(limits.memoryMb)));
+          else reject(new Error(`The source extraction process exited (${sig ?? `code ${code}`}) without an answer`));
+        }),
+      ),
+    );
+    child.send({ file, opts });
+  });
+}

@@ -1,0 +1,148 @@
+import type { AudioData } from '../../media/audio.js';
+import { decodeStream, StreamEncoder, type PcmFormat } from '../../media/ffmpeg-stream.js';
+import { TaskFailure } from '../../domain/errors.js';
+import { overLimitMessage } from '../decoded-length.js';
+import type { EngineContext } from '../../ports/engines.js';
+import { runAnalysis, runChain } from '../../engines/enhance/stage.js';
+import { LoudnessMeter } from '../../engines/enhance/loudness.js';
+import { aimedNormalize, LimiterAimPass, type LoudnessAim } from '../../engines/enhance/loudness-aim.js';
+import { DecayStats, type DenoiserPreference } from '../../engines/enhance/engine-choice.js';
+import { onnxDenoiserAvailable } from '../../engines/enhance/onnx-denoise.js';
+import type { SeparationEngine } from '../../engines/separation/engine.js';
+import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
+import { MusicDetector } from '../../engines/enhance/music-detect.js';
+import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
+import { createSeparationEngine } from '../../engines/separation/select.js';
+import type { ThreadEnv } from '../threads.js';
+
+/** True-peak ceiling before MP3 coding, so the decoded file stays at most -1 dBTP. */
+export const MP3_CEILING_DBTP = -1.6;
+
+export interface EnhanceThreadInput {
+  inputPath: string;
+  outPath: string;
+  format: 'mp3' | 'wav' | 'flac';
+  /** WAV sample format (the input's depth); 16-bit when absent. */
+  pcm?: PcmFormat;
+  sampleRate: number;
+  channels: number;
+  totalFrames: number;
+  flags: EnhanceFlag[];
+  modelsDir: string;
+  ffmpeg: string;
+  targetLufs: number;
+  /** ENHANCE_DENOISER; auto when absent. */
+  denoiser?: DenoiserPreference;
+  /** True-peak ceiling of the limiter, dBTP (podcasts aim it under their own ceiling); see MP3_CEILING_DBTP. */
+  ceilingDbtp?: number;
+  /** Every pass stops with a failure naming `maxSeconds` once the decoder yields more than this many frames. */
+  maxFrames?: number;
+  maxSeconds?: number;
+}
+
+export interface EnhanceThreadOutput {
+  stages: string[];
+  engines: string[];
+  reasons: Record<string, string>;
+  outputSeconds: number;
+  /** Frames decoded in the last pass, over the sample rate: the billable length, whatever the header said. */
+  inputSeconds: number;
+}
+
+/**
+ * Runs in an engine thread. Up to four streamed passes over the input, never holding it whole:
+ * 1) analysis of the input (spectrum for autoeq, statistics for autoid), when needed;
+ * 2) the chain up to loudness, measured (only when normalize follows other stages);
+ * 3) when peak limiting eats loudness, a dry run that tries several compensations at once (loudness-aim.ts);
+ * 4) the chain with the normalizing gain, into the encoder.
+ */
+export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, separationEngines: readonly SeparationEngine[] = []): Promise<EnhanceThreadOutput> {
+  const flags = new Set(job.flags);
+  const decode = () => decodeStream(job.inputPath, { ffmpeg: job.ffmpeg, sampleRate: job.sampleRate, channels: job.channels, blockFrames: job.sampleRate * 5, signal: ctx.signal });
+  // Each pass is checked on its own: what the decoder yields is the length, not what a header claims.
+  async function* source(): AsyncGenerator<AudioData> {
+    let seen = 0;
+    for await (const block of decode()) {
+      seen += block.channels[0]?.length ?? 0;
+      if (job.maxFrames !== undefined && seen > job.maxFrames) throw new TaskFailure(overLimitMessage(job.maxSeconds ?? Math.round(job.maxFrames / job.sampleRate)));
+      yield block;
+    }
+  }
+  const phase = (from: number, to: number) => ({ signal: ctx.signal, onProgress: (f: number) => ctx.onProgress(from + (to - from) * f) });
+  const needsSpectrum = flags.has('autoeq') || flags.has('studio_sound') || flags.has('autoid');
+  let stats: InputStats | null = null;
+  let spectrum: Float64Array | null = null;
+  let t60: number | null = null;
+  // The auto denoiser choice between DTLN and GTCRN needs a reverberation estimate of the input.
+  const needsDecay = (job.denoiser ?? 'auto') === 'auto' && onnxDenoiserAvailable(job.modelsDir, 'dtln') && onnxDenoiserAvailable(job.modelsDir, 'gtcrn');
+  if (needsSpectrum || needsDecay) {
+    const spec = new SpectrumAnalysis(job.sampleRate);
+    const meter = new LoudnessMeter(job.sampleRate, job.channels);
+    const energy = new EnergyStats(job.sampleRate);
+    const decay = new DecayStats(job.sampleRate);
+    // Music presence only steers autoid (keep_music semantics), so only autoid pays for its FFT.
+    const music = flags.has('autoid') ? new MusicDetector(job.sampleRate) : null;
+    await runAnalysis([spec, meter, energy, decay, ...(music ? [music] : [])], source(), ctx);
+    t60 = decay.result();
+    spectrum = spec.result();
+    stats = { loudness: meter.result(), ...energy.result(), spectrum, t60, ...(music ? { musicShare: music.result().musicShare } : {}) };
+    ctx.onProgress(0.1);
+  }
+  const plan = planEnhancement(flags, stats);
+  const stageCtx = {
+    sampleRate: job.sampleRate, channels: job.channels, modelsDir: job.modelsDir, spectrum,
+    denoiser: job.denoiser ?? 'auto', t60, separationEngines, signal: ctx.signal, tmpDir: ctx.tmpDir,
+  };
+  let measured = null;
+  if (plan.stages.includes('normalize')) {
+    const meter = new LoudnessMeter(job.sampleRate, job.channels);
+    const pre = await buildStages(plan, stageCtx);
+    if (pre.stages.length === 0 && stats) measured = stats.loudness;
+    else {
+      await runChain(pre.stages, source(), async (b) => meter.push(b), phase(0.1, 0.5), { totalFrames: job.totalFrames });
+      measured = meter.result();
+    }
+  }
+  const { stages, engines, notes } = await buildStages(plan, stageCtx);
+  for (const [stage, why] of Object.entries(notes)) if (plan.reasons[stage]) plan.reasons[stage] += `; engine: ${why}`;
+  if (measured) {
+    // MP3 coding overshoots sample peaks (measured up to +0.4 dB at 8 kHz): a lower ceiling keeps the
+    // decoded file under -1 dBTP.
+    const opts = { targetLufs: job.targetLufs, ceilingDbtp: job.ceilingDbtp ?? (job.format === 'mp3' ? MP3_CEILING_DBTP : -1) };
+    let aim: LoudnessAim | null = null;
+    if (aimedNormalize(measured, null, job.sampleRate, job.channels, opts).limiting) {
+      // Peak limiting takes loudness away; one dry run of the chain feeds limited normalizes at several
+      // compensations and picks the one that lands on the target.
+      const pass = new LimiterAimPass(measured, job.sampleRate, job.channels, opts);
+      const dry = await buildStages(plan, stageCtx);
+      await runChain(dry.stages, source(), async (b) => pass.push(b), phase(0.5, 0.7), { totalFrames: job.totalFrames });
+      aim = pass.result();
+      if (aim.capped) plan.reasons.normalize += `; the true-peak ceiling allows ${aim.expectedLufs.toFixed(1)} LUFS at most`;
+    }
+    stages.push(aimedNormalize(measured, aim, job.sampleRate, job.channels, opts));
+  }
+  // MP3 as LAME VBR V2: constant-bitrate LAME takes 0.3-0.5 dB off the level normalize just set.
+  const encoder = new StreamEncoder(job.outPath, {
+    ffmpeg: job.ffmpeg, format: job.format, sampleRate: job.sampleRate, channels: job.channels, signal: ctx.signal,
+    mp3Vbr: 2, ...(job.pcm ? { pcm: job.pcm } : {}),
+  });
+  try {
+    const { inputFrames, outputFrames } = await runChain(stages, source(), (b) => encoder.write(b), phase(measured ? 0.7 : 0.1, 1), { totalFrames: job.totalFrames });
+    await encoder.end();
+    return { stages: [...plan.stages], engines, reasons: plan.reasons, outputSeconds: outputFrames / job.sampleRate, inputSeconds: inputFrames / job.sampleRate };
+  } catch (err) {
+    encoder.abort();
+    throw err;
+  }
+}
+
+/**
+ * Thread entry. remove_background_audio / keep_music use an installed neural vocal model (SEPARATION_ENGINE)
+ * when there is one; the enhancement chain's built-in speech separator otherwise (not the song DSP engine).
+ */
+export function enhanceThread(env: ThreadEnv) {
+  return (job: EnhanceThreadInput, ctx: EngineContext): Promise<EnhanceThreadOutput> => {
+    const vocal = createSeparationEngine({ modelsDir: env.modelsDir, choice: env.separationEngine }).pick(350);
+    return runEnhance(job, ctx, vocal.id === 'builtin-dsp' ? [] : [vocal]);
+  };
+}

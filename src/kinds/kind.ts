@@ -1,0 +1,48 @@
+import type { z } from 'zod';
+import type { TaskKind, TaskRecord } from '../domain/task.js';
+import type { Caller } from '../services/auth.js';
+
+export interface PreparedTask {
+  /** What the worker needs, stored with the task (the kind's versioned params schema). */
+  params: { v: number };
+  /** The price when it is known at create time (TTS); null when it depends on the input's duration. */
+  knownPrice: number | null;
+}
+
+export interface PresentTools {
+  /** An expiring URL for a stored result file (never outliving the task). */
+  fileUrl(key: string): Promise<string>;
+  /** Queue position of a waiting task (see JobQueue.position). */
+  position(taskId: string): Promise<number | null>;
+}
+
+/** The API side of one task kind: checks at create, the query's data at get. */
+export interface KindApi<Body> {
+  readonly kind: TaskKind;
+  prepare(body: Body, caller: Caller): Promise<PreparedTask>;
+  present(task: TaskRecord, tools: PresentTools): Promise<Record<string, unknown>>;
+}
+
+/** How one kind appears in the spec: its two operations, its body, and the names the spec gives its id. */
+export interface KindRoute<S extends z.ZodType = z.ZodType> {
+  kind: TaskKind;
+  tag: string;
+  create: string;
+  get: string;
+  body: S;
+  createdIdField: 'job_id' | 'global_id';
+  queryIdField: 'job_id' | 'global_id';
+  /** Extra fields the spec shows in the create answer. */
+  createdExtra?: Record<string, unknown>;
+}
+
+/** A kind's API side with the route whose validated body it receives. */
+export interface ApiKind<S extends z.ZodType = z.ZodType> {
+  route: KindRoute<S>;
+  api: KindApi<z.output<S>>;
+}
+
+/** A waiting task's progress as the queries show it. */
+export function roundedProgress(task: TaskRecord): number {
+  return Math.round(task.progress * 100) / 100;
+}

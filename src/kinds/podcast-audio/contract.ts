@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { PODCAST_LIMITS as L } from '../../domain/podcast-limits.js';
+import { boundedArray, boundedString, int, versioned } from '../fields.js';
+import { Highlight, PodcastScriptResult, ScriptLine } from '../podcast-script/contract.js';
+
+const SubmittedLine = z.object({
+  role: boundedString(L.roleChars),
+  name: boundedString(L.nameChars).optional(),
+  avatar: boundedString(L.avatarChars).nullable().optional(),
+  text: boundedString(L.lineChars),
+  voice_id: z.union([boundedString(L.voiceIdChars), z.number()]).optional(),
+});
+const SubmittedHighlight = z.object({
+  highlight: boundedString(L.highlightChars),
+  index: int(),
+  script_start_index: int(),
+  script_end_index: int(),
+});
+
+/**
+ * POST podcast/audio/create: the script of step 1, unchanged or edited, and the script task's id. Every
+ * field is bounded (PODCAST_LIMITS); the script's total, PODCAST_SCRIPT_MAX_CHARS, is checked in prepare().
+ */
+export const PodcastAudioCreateBody = z.object({
+  title: boundedString(L.titleChars).optional(),
+  processed_content: boundedString(L.processedContentChars).optional(),
+  podcast_script: boundedArray(SubmittedLine, L.lines, 'lines').min(1),
+  hightlights: boundedArray(SubmittedHighlight, L.highlights, 'highlights').optional(),
+  global_id: boundedString(L.globalIdChars).min(1),
+});
+export type PodcastAudioCreateBody = z.infer<typeof PodcastAudioCreateBody>;
+
+export const PodcastAudioParams = versioned(
+  z.object({
+    v: z.literal(1),
+    scriptTaskId: z.string(),
+    title: z.string(),
+    processedContent: z.string(),
+    language: z.string(),
+    /** `sourceIndex` is the line's index in the submitted script (highlights refer to it). */
+    lines: z.array(
+      z.object({ role: z.string(), name: z.string(), avatar: z.string(), text: z.string(), voiceId: z.number().int(), sourceIndex: z.number().int() }),
+    ),
+    hightlights: z.array(Highlight),
+    /** Carried over from the script task so the audio result has the same fields. */
+    sourceData: z.string(),
+    trainData: z.string(),
+  }),
+);
+export type PodcastAudioParams = z.infer<typeof PodcastAudioParams>;
+
+/** Stored on success: the script's fields with the episode file and highlight start times. */
+export const PodcastAudioResult = PodcastScriptResult.omit({ hightlights: true, podcast_script: true }).extend({
+  fileKey: z.string(),
+  durationSeconds: z.number(),
+  podcast_script: z.array(ScriptLine),
+  hightlights: z.array(Highlight.extend({ start_time: z.number() })),
+  avatar: z.string(),
+});
+export type PodcastAudioResult = z.infer<typeof PodcastAudioResult>;

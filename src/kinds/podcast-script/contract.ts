@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { PODCAST_LANGUAGES } from '../../domain/vocabulary.js';
+import { PODCAST_LIMITS as L } from '../../domain/podcast-limits.js';
+import { boundedArray, boundedString, int, num, URL_MAX_CHARS, versioned } from '../fields.js';
+
+/**
+ * POST podcast/script/create. Every stored field is bounded (PODCAST_LIMITS); `text` by
+ * PODCAST_TEXT_MAX_CHARS, which the operator sets, so it is checked in prepare().
+ */
+export const PodcastScriptCreateBody = z
+  .object({
+    source_type: int().pipe(z.number().min(1).max(4)),
+    speakers: boundedArray(int(), L.speakers, 'speakers').optional(),
+    style: int().pipe(z.number().min(1).max(9)).optional(),
+    duration: int().pipe(z.number().min(1).max(7)).optional(),
+    use_mode: boundedString(L.useModeChars).optional(),
+    commercial_use: num().optional(),
+    language: z.enum(PODCAST_LANGUAGES).optional(),
+    text: z.string().optional(),
+    url: boundedString(URL_MAX_CHARS).optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.source_type === 4 && !b.text?.trim()) ctx.addIssue({ code: 'custom', path: ['text'], message: 'required when source_type is 4' });
+    if (b.source_type !== 4 && !b.url?.trim()) ctx.addIssue({ code: 'custom', path: ['url'], message: 'required when source_type is 1, 2 or 3' });
+  });
+export type PodcastScriptCreateBody = z.infer<typeof PodcastScriptCreateBody>;
+
+export const PodcastScriptParams = versioned(
+  z.object({
+    v: z.literal(1),
+    sourceType: z.number().int(),
+    url: z.string().nullable(),
+    text: z.string().nullable(),
+    speakers: z.array(z.number().int()).nullable(),
+    style: z.number().int(),
+    duration: z.number().int(),
+    language: z.string().nullable(),
+    useMode: z.string().nullable(),
+    commercialUse: z.number().nullable(),
+  }),
+);
+export type PodcastScriptParams = z.infer<typeof PodcastScriptParams>;
+
+/** A script line as the spec shows it (voice_id a string). Loose: a stored field the schema does not name is kept, not dropped. */
+export const ScriptLine = z.looseObject({ role: z.string(), name: z.string(), avatar: z.string(), text: z.string(), voice_id: z.string() });
+export const Highlight = z.looseObject({ highlight: z.string(), index: z.number(), script_start_index: z.number(), script_end_index: z.number() });
+
+/** Stored on success: the spec's fields (hightlights spelled as the spec does), plus the language used. */
+export const PodcastScriptResult = z.object({
+  title: z.string(),
+  processed_content: z.string(),
+  train_data: z.string(),
+  podcast_script: z.array(ScriptLine),
+  hightlights: z.array(Highlight),
+  podcast_script_txt: z.string(),
+  source_data: z.string(),
+  language: z.string(),
+  avatar: z.string().nullable(),
+});
+export type PodcastScriptResult = z.infer<typeof PodcastScriptResult>;

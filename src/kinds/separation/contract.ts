@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { isModelType, MODEL_TYPES } from '../../domain/vocabulary.js';
+import { int, urlString, versioned } from '../fields.js';
+
+export const SEPARATION_TYPES = ['stems', 'accompaniment', 'vocals_accompaniment'] as const;
+export type SeparationType = (typeof SEPARATION_TYPES)[number];
+
+/** POST separation/task/create. */
+export const SeparationCreateBody = z.object({
+  model_type: int().refine(isModelType, { message: `must be one of ${MODEL_TYPES.join(', ')}` }),
+  inputurl: urlString(),
+  separation_type: z
+    .enum(SEPARATION_TYPES)
+    .optional()
+    .describe('Soundry: stems (default), accompaniment (only the mix minus the vocals/target stems), vocals_accompaniment (both)'),
+  output_format: z.enum(['mp3', 'wav', 'flac']).optional(),
+});
+export type SeparationCreateBody = z.infer<typeof SeparationCreateBody>;
+
+/** Stored with a separation task; read by the worker (and by the query, which echoes the input as video_url). */
+export const SeparationParams = versioned(
+  z.object({
+    v: z.literal(1),
+    inputUrl: z.string(),
+    modelType: z.number().int(),
+    separationType: z.enum(SEPARATION_TYPES),
+    format: z.enum(['mp3', 'wav', 'flac']),
+  }),
+);
+export type SeparationParams = z.infer<typeof SeparationParams>;
+
+export const SeparationResult = z.object({
+  fileType: z.enum(['audio', 'video']),
+  /** output key -> blob key */
+  stems: z.record(z.string(), z.string()),
+  zipKey: z.string(),
+  durationSeconds: z.number(),
+});
+export type SeparationResult = z.infer<typeof SeparationResult>;

@@ -1,0 +1,102 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import yazl from 'yazl';
+import { TaskFailure } from '../../domain/errors.js';
+import { perMinuteCredits } from '../../domain/pricing.js';
+import { AUDIO_CONTENT_TYPES, ZIP_CONTENT_TYPE } from '../../domain/vocabulary.js';
+import type { BlobStore } from '../../ports/blob-store.js';
+import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
+import { outputStems, STEMS_BY_MODEL_TYPE } from '../../engines/separation/engine.js';
+import type { InputFetcher } from '../../jobs/input-fetcher.js';
+import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
+import type { EngineThreads } from '../threads.js';
+import { decodedFrames, limitFrames } from '../decoded-length.js';
+import { SeparationParams, type SeparationResult } from './contract.js';
+import type { SeparationThreadInput } from './thread.js';
+
+const VOCAL_STEMS = ['vocals', 'lead_vocals', 'backing_vocals'];
+
+/**
+ * What to write for a separation_type. `accompaniment` is the mixture minus the vocal stems when the
+ * model separates vocals (karaoke), otherwise minus the model's target stems (e.g. a drumless track).
+ */
+export function planOutputs(modelType: number, type: SeparationParams['separationType']): { keep: string[]; mixes: Record<string, string[]> } {
+  const stems = [...(STEMS_BY_MODEL_TYPE[modelType] ?? [])];
+  const all = outputStems(modelType);
+  const hasVocals = stems.some((s) => VOCAL_STEMS.includes(s));
+  const accompaniment = all.filter((s) => (hasVocals ? !VOCAL_STEMS.includes(s) : !stems.includes(s)));
+  if (type === 'accompaniment') return { keep: [], mixes: { accompaniment } };
+  if (type === 'vocals_accompaniment') return { keep: stems, mixes: { accompaniment } };
+  return { keep: stems, mixes: {} };
+}
+
+export class SeparationHandler implements TaskHandler {
+  readonly kind = 'separation' as const;
+
+  constructor(
+    private readonly deps: { threads: EngineThreads; blobs: BlobStore; input: InputFetcher; media: MediaTools; maxSeconds: number; creditsPerMinute: number },
+  ) {}
+
+  async run(ctx: JobContext): Promise<JobOutcome> {
+    const p = SeparationParams.parse(ctx.task.params);
+    const inputPath = join(ctx.tmpDir, 'input');
+    await this.deps.input.fetch(p.inputUrl, inputPath, ctx.signal);
+    ctx.onProgress(0.05);
+    const info = await probeMedia(inputPath, { ffprobe: this.deps.media.ffprobe, signal: ctx.signal }).catch(() => null);
+    if (!info || !info.hasAudio || !(info.sampleRate > 0)) throw new TaskFailure('The input is not an audio or video file with an audio track');
+    // The header's duration is a claim: the limit applies to what the decoder yields (stopped at the limit).
+    const frames = await decodedFrames(inputPath, { ffmpeg: this.deps.media.ffmpeg, sampleRate: info.sampleRate, maxSeconds: this.deps.maxSeconds, signal: ctx.signal });
+    const outDir = join(ctx.tmpDir, 'stems');
+    await mkdir(outDir);
+    const plan = planOutputs(p.modelType, p.separationType);
+    const job: SeparationThreadInput = {
+      inputPath,
+      outDir,
+      modelType: p.modelType,
+      sampleRate: info.sampleRate,
+      // Stems keep the input's layout; more than stereo is folded to stereo (the engines are stereo-aware at most).
+      channels: Math.min(2, Math.max(1, info.channels)),
+      totalFrames: frames,
+      format: p.format,
+      ffmpeg: this.deps.media.ffmpeg,
+      // Checked again while separating, so the count above is never the only guard.
+      maxFrames: limitFrames(this.deps.maxSeconds, info.sampleRate),
+      ...plan,
+    };
+    const out = await this.deps.threads.run('separation', job, {
+      signal: ctx.signal,
+      onProgress: (f) => ctx.onProgress(0.05 + 0.85 * f),
+    });
+    // Bill what was decoded, not what the header claims (a truncated MP3 keeps its full-length header).
+    const seconds = out.frames / info.sampleRate;
+    if (!(seconds > 0)) throw new TaskFailure('The input has no decodable audio');
+    const stems: Record<string, string> = {};
+    const zip = new yazl.ZipFile();
+    for (const [name, file] of Object.entries(out.files)) {
+      zip.addFile(file, `${name}.${p.format}`, { compress: p.format === 'wav' });
+    }
+    zip.end();
+    const zipPath = join(ctx.tmpDir, 'stems.zip');
+    await pipeline(zip.outputStream, createWriteStream(zipPath));
+    for (const [name, file] of Object.entries(out.files)) {
+      stems[name] = `tasks/${ctx.task.id}/${name}.${p.format}`;
+      await this.deps.blobs.putFile(stems[name]!, file, AUDIO_CONTENT_TYPES[p.format]);
+    }
+    const zipKey = `tasks/${ctx.task.id}/stems.zip`;
+    await this.deps.blobs.putFile(zipKey, zipPath, ZIP_CONTENT_TYPE);
+    const result: SeparationResult = {
+      fileType: info.hasVideo ? 'video' : 'audio',
+      stems,
+      zipKey,
+      durationSeconds: Math.round(seconds * 1000) / 1000,
+    };
+    return {
+      result,
+      engine: out.engine,
+      price: perMinuteCredits(seconds, this.deps.creditsPerMinute),
+      audioSeconds: seconds,
+    };
+  }
+}

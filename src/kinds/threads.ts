@@ -1,0 +1,47 @@
+/**
+ * The engine-thread table: every piece of CPU work a kind runs off the event loop, by name, with its
+ * input and output types. The process side calls `EngineThreads.run(name, input)`; the thread side
+ * (src/app/engine-thread.ts) builds one `ThreadTable` per thread from the kinds' thread entries, so a
+ * name without an entry, or an entry of the wrong shape, is a compile error.
+ */
+import type { EngineContext } from '../ports/engines.js';
+import type { TtsThreadInput, TtsThreadOutput } from './tts/thread.js';
+import type { SeparationThreadInput, SeparationThreadOutput } from './separation/thread.js';
+import type { EnhanceThreadInput, EnhanceThreadOutput } from './enhance/thread.js';
+import type { AsrThreadInput, AsrThreadOutput } from './podcast-script/asr-thread.js';
+
+export interface ThreadTasks {
+  tts: { input: TtsThreadInput; output: TtsThreadOutput };
+  separation: { input: SeparationThreadInput; output: SeparationThreadOutput };
+  enhance: { input: EnhanceThreadInput; output: EnhanceThreadOutput };
+  asr: { input: AsrThreadInput; output: AsrThreadOutput };
+}
+export type ThreadName = keyof ThreadTasks;
+
+/** What crosses into a thread: a name and its input, paired (a discriminated union the thread switches on). */
+export type ThreadMessage = { [N in ThreadName]: { name: N; input: ThreadTasks[N]['input'] } }[ThreadName];
+
+export type ThreadTable = {
+  [N in ThreadName]: (input: ThreadTasks[N]['input'], ctx: EngineContext) => Promise<ThreadTasks[N]['output']>;
+};
+
+/** What every engine thread is configured with (Piscina workerData). */
+export interface ThreadEnv {
+  modelsDir: string;
+  separationEngine: string;
+  /**
+   * Where each thread run gets a scratch folder (the process's own temp folder, swept if the process
+   * dies); unset: the system's temp folder.
+   */
+  tmpDir?: string;
+}
+
+export interface ThreadRunOptions {
+  signal: AbortSignal;
+  onProgress(fraction: number): void;
+}
+
+/** Engine work off the event loop; the process's thread pool implements it. */
+export interface EngineThreads {
+  run<N extends ThreadName>(name: N, input: ThreadTasks[N]['input'], opts: ThreadRunOptions): Promise<ThreadTasks[N]['output']>;
+}

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { TTS_LANGUAGES } from '../../domain/vocabulary.js';
+import { int, num, versioned } from '../fields.js';
+
+/** POST tts/task/create. */
+export const TtsCreateBody = z.object({
+  voice_id: int().describe('Voice id from GET /audio/api/v1/api-keys/tts/voices'),
+  emotion: int().pipe(z.number().min(0).max(8)).describe('0 auto, 1 happy, 2 angry, 3 sad, 4 afraid, 5 disgusted, 6 melancholic, 7 surprised, 8 calm'),
+  speed: num().pipe(z.number().min(0.25).max(4)).describe('Speed multiplier: 0.5, 1, 2 (0.25 to 4 accepted)'),
+  language: z.enum(['all', ...TTS_LANGUAGES]).describe('Language key; must match the voice (all = the voice decides)'),
+  text: z.string().describe('Text to synthesize; line breaks become pauses'),
+  format: z.enum(['mp3', 'wav']).optional().describe('Soundry addition: output format, mp3 by default'),
+});
+export type TtsCreateBody = z.infer<typeof TtsCreateBody>;
+
+/** Stored with a TTS task; read by the worker. */
+export const TtsParams = versioned(
+  z.object({
+    v: z.literal(1),
+    text: z.string(),
+    voiceId: z.number().int(),
+    language: z.string(),
+    emotion: z.number().int(),
+    speed: z.number(),
+    format: z.enum(['mp3', 'wav']),
+  }),
+);
+export type TtsParams = z.infer<typeof TtsParams>;
+
+/** Stored on success. */
+export const TtsResult = z.object({
+  outputKey: z.string(),
+  format: z.enum(['mp3', 'wav']),
+  durationSeconds: z.number(),
+  voiceKey: z.string(),
+  emotion: z.string(),
+  characters: z.number(),
+});
+export type TtsResult = z.infer<typeof TtsResult>;

@@ -1,0 +1,41 @@
+import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { ttsCredits, countCharacters } from '../../domain/pricing.js';
+import { AUDIO_CONTENT_TYPES } from '../../domain/vocabulary.js';
+import type { BlobStore } from '../../ports/blob-store.js';
+import { encodeAudio } from '../../media/ffmpeg.js';
+import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
+import type { EngineThreads } from '../threads.js';
+import { TtsParams, type TtsResult } from './contract.js';
+
+/** TTS: synthesis in an engine thread, encoding in ffmpeg, the file into the blob store. */
+export class TtsHandler implements TaskHandler {
+  readonly kind = 'tts' as const;
+
+  constructor(private readonly deps: { threads: EngineThreads; blobs: BlobStore; ffmpeg: string }) {}
+
+  async run(ctx: JobContext): Promise<JobOutcome> {
+    const params = TtsParams.parse(ctx.task.params);
+    const out = await this.deps.threads.run(
+      'tts',
+      { text: params.text, language: params.language, voiceId: params.voiceId, emotion: params.emotion, speed: params.speed },
+      { signal: ctx.signal, onProgress: (f) => ctx.onProgress(f * 0.9) },
+    );
+    const audio = { sampleRate: out.sampleRate, channels: [out.samples] };
+    const file = join(ctx.tmpDir, `output.${params.format}`);
+    await encodeAudio(audio, file, { ffmpeg: this.deps.ffmpeg, format: params.format, signal: ctx.signal });
+    const outputKey = `tasks/${ctx.task.id}/output.${params.format}`;
+    await stat(file);
+    await this.deps.blobs.putFile(outputKey, file, AUDIO_CONTENT_TYPES[params.format]);
+    const durationSeconds = out.samples.length / out.sampleRate;
+    const result: TtsResult = {
+      outputKey,
+      format: params.format,
+      durationSeconds: Math.round(durationSeconds * 1000) / 1000,
+      voiceKey: out.voiceKey,
+      emotion: out.emotion,
+      characters: countCharacters(params.text),
+    };
+    return { result, engine: out.engine, price: ttsCredits(params.text), audioSeconds: durationSeconds };
+  }
+}

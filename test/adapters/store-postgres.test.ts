@@ -1,0 +1,23 @@
+import { openPostgres } from '../../src/adapters/postgres/database.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { defineStoreContract } from './store-contract.js';
+
+/**
+ * The store contract on PostgreSQL (127.0.0.1:5432, or TEST_PG_URL), each database a
+ * throwaway one. Fails, never skips, when the server is not there.
+ */
+function postgresBackend() {
+  const made: TestDatabase[] = [];
+  return {
+    dialect: 'postgres' as const,
+    async createDatabase() {
+      const created = await createTestDatabase();
+      made.push(created);
+      return created.url;
+    },
+    open: (url: string) => openPostgres(url),
+    cleanup: async () => void (await Promise.all(made.map((d) => d.drop()))),
+  };
+}
+
+defineStoreContract(postgresBackend());

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+
+const base = { DATA_DIR: '/tmp/soundry-config-test' };
+const failure = (env: Record<string, string>) => {
+  try {
+    loadConfig({ ...base, ...env });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected the configuration to be refused');
+};
+
+describe('deployment configuration', () => {
+  it('defaults to the embedded profile with every kind', () => {
+    const c = loadConfig(base);
+    expect(c.ROLE).toBe('all');
+    expect(c.DATABASE_URL).toBeUndefined();
+    expect(c.BLOB_STORE).toBe('local');
+    expect(c.WORKER_KINDS).toEqual(['separation', 'tts', 'enhance', 'podcast_script', 'podcast_audio']);
+    expect(c.warnings).toEqual([]);
+  });
+
+  it('refuses a worker on SQLite, naming DATABASE_URL', () => {
+    expect(failure({ ROLE: 'worker' })).toMatch(/ROLE=worker needs DATABASE_URL/);
+  });
+
+  it('refuses a shared database without a shared signing secret', () => {
+    expect(failure({ DATABASE_URL: 'postgres://u@db/soundry' })).toMatch(/SIGNING_SECRET must be set/);
+    expect(() => loadConfig({ ...base, DATABASE_URL: 'postgres://u@db/soundry', SIGNING_SECRET: 'x'.repeat(32) })).not.toThrow();
+  });
+
+  it('refuses S3 without a bucket and half a credential pair', () => {
+    expect(failure({ BLOB_STORE: 's3' })).toMatch(/BLOB_STORE=s3 needs S3_BUCKET/);
+    expect(failure({ BLOB_STORE: 's3', S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k' })).toMatch(/go together/);
+  });
+
+  it('refuses URLs of the wrong scheme and unknown worker kinds', () => {
+    expect(failure({ DATABASE_URL: 'mysql://db' })).toMatch(/DATABASE_URL: must be a postgres/);
+    expect(failure({ REDIS_URL: 'http://r' })).toMatch(/REDIS_URL: must be a redis/);
+    expect(failure({ WORKER_KINDS: 'separation,karaoke' })).toMatch(/unknown kind karaoke/);
+  });
+
+  it('takes a subset of kinds for a GPU worker', () => {
+    const c = loadConfig({ ...base, ROLE: 'worker', DATABASE_URL: 'postgres://u@db/s', SIGNING_SECRET: 'y'.repeat(32), BLOB_STORE: 's3', S3_BUCKET: 'b', WORKER_KINDS: 'separation, enhance' });
+    expect(c.WORKER_KINDS).toEqual(['separation', 'enhance']);
+  });
+
+  it('warns about setups that work but are probably unintended', () => {
+    expect(loadConfig({ ...base, ROLE: 'api' }).warnings.join('\n')).toMatch(/ROLE=api on SQLite/);
+    const worker = { ...base, ROLE: 'worker', DATABASE_URL: 'postgres://u@db/s', SIGNING_SECRET: 'y'.repeat(32), BLOB_STORE: 's3', S3_BUCKET: 'b' };
+    expect(loadConfig(worker).warnings.join('\n')).toMatch(/ROLE=worker without PUBLIC_BASE_URL/);
+    expect(loadConfig({ ...worker, PUBLIC_BASE_URL: 'https://audio.example.com' }).warnings).toEqual([]);
+  });
+});

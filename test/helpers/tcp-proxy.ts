@@ -1,0 +1,47 @@
+import net from 'node:net';
+
+export interface TcpProxy {
+  url: string;
+  /** Stops reading what clients send, as a stalled server would: their commands wait, unanswered. */
+  freeze(): void;
+  /** Reads again; what waited goes through. */
+  thaw(): void;
+  close(): Promise<void>;
+}
+
+/** A real TCP hop in front of a server (here Redis), to make it hang on demand without touching it. */
+export async function startTcpProxy(target: { host: string; port: number }, scheme = 'redis'): Promise<TcpProxy> {
+  const clients = new Set<net.Socket>();
+  let frozen = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    clients.add(client);
+    if (frozen) client.pause();
+    client.on('data', (d) => upstream.write(d));
+    upstream.on('data', (d) => client.write(d));
+    const end = () => {
+      clients.delete(client);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `${scheme}://127.0.0.1:${port}`,
+    freeze() {
+      frozen = true;
+      for (const c of clients) c.pause();
+    },
+    thaw() {
+      frozen = false;
+      for (const c of clients) c.resume();
+    },
+    async close() {
+      for (const c of clients) c.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
