@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts PostgreSQL and Redis on loopback when they are not running, installing the Debian packages
 # when they are absent (a fresh machine). The scale-out tests use postgres@127.0.0.1:5432 (trust)
-# and 127.0.0.1:6379; nothing here is needed by `npm start`.
+# and 127.0.0.1:6379, the console tests Debian's chromium (playwright-core drives it and never
+# downloads a browser of its own); nothing here is needed by `npm start`.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -12,6 +13,7 @@ redis_up() { command -v redis-cli >/dev/null && [ "$(redis-cli -h 127.0.0.1 -p 6
 missing=()
 command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
 command -v redis-server >/dev/null || missing+=(redis-server)
+command -v chromium >/dev/null || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-services: installing ${missing[*]}"
   as_root apt-get update -qq
@@ -37,4 +39,4 @@ if ! redis_up; then
   for _ in $(seq 1 30); do redis_up && break; sleep 1; done
 fi
 redis_up || { echo "ensure-services: Redis is not reachable on 127.0.0.1:6379" >&2; exit 1; }
-echo "ensure-services: PostgreSQL and Redis are up"
+echo "ensure-services: PostgreSQL and Redis are up, chromium at $(command -v chromium)"
