@@ -9,7 +9,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { TaskFailure } from '../../domain/errors.js';
 import type { ExtractedSource, ExtractOptions, SourceFile } from './sources.js';
-import type { ExtractReply } from './extract-child.js';
+import type { ExtractReply, ExtractRequest, FetchAnswer, FetchAsk } from './extract-child.js';
 
 export interface ExtractLimits {
   /** Wall-clock limit of one extraction, in seconds (SOURCE_EXTRACT_MAX_SECONDS). */
@@ -25,13 +25,40 @@ export const extractTimeMessage = (s: number) =>
 export const extractMemoryMessage = (mb: number) =>
   `Reading the source needed more than ${mb} MB of memory (the limit for one source): it may be a decompression bomb or far too large`;
 
-export function extractInWorker(file: SourceFile, opts: ExtractOptions, limits: ExtractLimits, signal?: AbortSignal): Promise<ExtractedSource> {
+export async function extractInWorker(file: SourceFile, opts: ExtractOptions, limits: ExtractLimits, signal?: AbortSignal): Promise<ExtractedSource> {
+  const value = await runChild({ op: 'source', file, opts }, limits, signal);
+  if (!value) throw new Error('Source extraction answered nothing');
+  return value;
+}
+
+/**
+ * A video page's transcript (see extractVideoCaptions), read in the child like any source: the page and
+ * every caption document are parsed there; the tracks are fetched here by `fetchToFile`, which holds the
+ * SSRF guard, and handed over as files. Null when the page has no usable track.
+ */
+export function videoCaptionsInWorker(
+  htmlPath: string,
+  pageUrl: string,
+  fetchToFile: (url: string) => Promise<string>,
+  opts: ExtractOptions,
+  limits: ExtractLimits,
+  signal?: AbortSignal,
+): Promise<ExtractedSource | null> {
+  return runChild({ op: 'video', htmlPath, pageUrl, opts }, limits, signal, fetchToFile);
+}
+
+function runChild(
+  request: ExtractRequest,
+  limits: ExtractLimits,
+  signal: AbortSignal | undefined,
+  fetchToFile?: (url: string) => Promise<string>,
+): Promise<ExtractedSource | null> {
   const runningFromSource = import.meta.url.endsWith('.ts');
   const entry = fileURLToPath(new URL(runningFromSource ? './extract-child.ts' : './extract-child.js', import.meta.url));
   // Under tsx (npm start) or vitest the sources are .ts: the child needs the tsx loader too.
   const inherited = process.execArgv.filter((a) => !a.startsWith('--max-old-space-size'));
   const loader = runningFromSource && !inherited.some((a) => a.includes('tsx')) ? ['--import', 'tsx'] : [];
-  return new Promise<ExtractedSource>((resolve, reject) => {
+  return new Promise<ExtractedSource | null>((resolve, reject) => {
     signal?.throwIfAborted();
     const child = fork(entry, [], {
       execArgv: [...inherited, ...loader, `--max-old-space-size=${limits.memoryMb}`],
@@ -51,16 +78,29 @@ export function extractInWorker(file: SourceFile, opts: ExtractOptions, limits: 
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       fn();
     };
+    // One limit for the whole source, caption fetches included: a stalled track cannot outlive it.
     const timer = setTimeout(() => finish(() => reject(new TaskFailure(extractTimeMessage(limits.maxSeconds)))), limits.maxSeconds * 1000);
     const onAbort = () => finish(() => reject(signal!.reason));
     signal?.addEventListener('abort', onAbort, { once: true });
-    child.on('message', (reply: ExtractReply) =>
+    const answer = (a: FetchAnswer) => {
+      if (!settled && child.connected) child.send(a);
+    };
+    child.on('message', (msg: ExtractReply | FetchAsk) => {
+      if ('fetch' in msg) {
+        const { id, url } = msg.fetch;
+        if (!fetchToFile) return answer({ fetched: { id, error: 'no fetcher for this request' } });
+        fetchToFile(url).then(
+          (path) => answer({ fetched: { id, path } }),
+          (err: unknown) => answer({ fetched: { id, error: err instanceof Error ? err.message : String(err) } }),
+        );
+        return;
+      }
       finish(() => {
-        if (reply.ok) resolve(reply.value);
-        else if ('failure' in reply) reject(new TaskFailure(reply.failure));
-        else reject(new Error(`Source extraction failed: ${reply.error}`));
-      }),
-    );
+        if (msg.ok) resolve(msg.value);
+        else if ('failure' in msg) reject(new TaskFailure(msg.failure));
+        else reject(new Error(`Source extraction failed: ${msg.error}`));
+      });
+    });
     child.on('error', (err) => finish(() => reject(err)));
     child.on('exit', (code, sig) =>
       // stderr may still be arriving when 'exit' fires: 'close' waits for it.
@@ -71,6 +111,6 @@ export function extractInWorker(file: SourceFile, opts: ExtractOptions, limits: 
         }),
       ),
     );
-    child.send({ file, opts });
+    child.send(request);
   });
 }

@@ -1,11 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
 import { hostNames } from '../../domain/podcast-hosts.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
 import { plainToText } from '../../engines/podcast/extract/plain.js';
-import { detectLanguage, extractVideoCaptions, refusePlaylist, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
-import { DEFAULT_EXTRACT_LIMITS, extractInWorker, type ExtractLimits } from '../../engines/podcast/extract-worker.js';
+import { detectLanguage, refusePlaylist, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
+import { DEFAULT_EXTRACT_LIMITS, extractInWorker, videoCaptionsInWorker, type ExtractLimits } from '../../engines/podcast/extract-worker.js';
 import { findAsrModel } from '../../engines/asr/whisper.js';
 import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
 import type { SniffedType } from '../../media/sniff.js';
@@ -103,12 +102,13 @@ export class PodcastScriptHandler implements TaskHandler {
     if (p.sourceType === 2) {
       if (isMedia(fetched.sniffed)) return this.transcribe(file, url, ctx, p.language);
       let n = 0;
-      const fetchText = async (u: string) => {
+      const fetchToFile = async (u: string) => {
         const path = join(ctx.tmpDir, `captions-${n++}`);
         await this.deps.input.fetch(u, path, ctx.signal);
-        return readFile(path, 'utf8');
+        return path;
       };
-      const captions = await extractVideoCaptions(file, url, fetchText);
+      // The page and its caption documents are parsed in the extraction child, off this event loop.
+      const captions = await videoCaptionsInWorker(file, url, fetchToFile, {}, this.deps.extractLimits ?? DEFAULT_EXTRACT_LIMITS, ctx.signal);
       if (!captions) throw new TaskFailure('The video page exposes no captions or transcript to build a script from');
       return captions;
     }

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extractInWorker, extractMemoryMessage } from '../../../src/engines/podcast/extract-worker.js';
+import { extractInWorker, extractMemoryMessage, extractTimeMessage, videoCaptionsInWorker } from '../../../src/engines/podcast/extract-worker.js';
 import { TaskFailure } from '../../../src/domain/errors.js';
 
 let dir: string;
@@ -46,5 +46,38 @@ describe('extractInWorker', () => {
     const p = extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 256 }, ac.signal);
     ac.abort(new Error('cancelled'));
     await expect(p).rejects.toThrow('cancelled');
+  });
+});
+
+describe('videoCaptionsInWorker', () => {
+  const page = (tracks: string) => `<html><head><title>Printing</title></head><body><video>${tracks}</video></body></html>`;
+  const vtt = 'WEBVTT\n\n00:00.000 --> 00:02.000\nThis lecture covers the history of printing presses in Europe.\n\n00:02.000 --> 00:04.000\nGutenberg combined movable type with an oil-based ink.\n';
+
+  it('parses the page and the caption document in the child; tracks are fetched by the parent', async () => {
+    const html = join(dir, 'video.html');
+    await writeFile(html, page('<track kind="captions" src="/dead.vtt" srclang="en"><track kind="subtitles" src="/subs.vtt" srclang="en">'));
+    const asked: string[] = [];
+    const fetchToFile = async (url: string) => {
+      asked.push(url);
+      if (url.endsWith('/dead.vtt')) throw new Error('404'); // a dead track must not hide a working one
+      const path = join(dir, `track-${asked.length}.vtt`);
+      await writeFile(path, vtt);
+      return path;
+    };
+    const r = await videoCaptionsInWorker(html, 'https://video.example/watch', fetchToFile, {}, { maxSeconds: 60, memoryMb: 256 });
+    expect(asked).toEqual(['https://video.example/dead.vtt', 'https://video.example/subs.vtt']);
+    expect(r?.kind).toBe('captions');
+    expect(r?.text).toContain('Gutenberg combined movable type');
+    expect(r?.language).toBe('en');
+  });
+
+  it('answers null for a page without tracks, and the source time limit covers a fetch that never ends', async () => {
+    const none = join(dir, 'none.html');
+    await writeFile(none, page(''));
+    expect(await videoCaptionsInWorker(none, 'https://video.example/watch', async () => '', {}, { maxSeconds: 60, memoryMb: 256 })).toBeNull();
+    const stalled = join(dir, 'stalled.html');
+    await writeFile(stalled, page('<track kind="captions" src="/slow.vtt" srclang="en">'));
+    const never = () => new Promise<string>(() => {});
+    await expect(videoCaptionsInWorker(stalled, 'https://video.example/watch', never, {}, { maxSeconds: 2, memoryMb: 256 })).rejects.toThrow(new TaskFailure(extractTimeMessage(2)));
   });
 });
