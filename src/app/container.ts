@@ -249,6 +249,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
           headersMs: config.HEADERS_TIMEOUT_SECONDS * 1000,
           requestMs: config.REQUEST_TIMEOUT_SECONDS * 1000,
           uploadMs: config.UPLOAD_TIMEOUT_SECONDS * 1000,
+          uploadMinBytesPerSecond: config.UPLOAD_MIN_BYTES_PER_SECOND,
+          uploadRateWindowMs: config.UPLOAD_RATE_WINDOW_SECONDS * 1000,
         },
         uploadTtlSeconds: config.TASK_TTL_SECONDS,
         tmpDir: temp.dir,

@@ -59,6 +59,13 @@ const EnvSchema = z.object({
   REQUEST_TIMEOUT_SECONDS: int(1, 86400).default(60),
   /** Headers and body of an upload (multipart, up to UPLOAD_MAX_BYTES) must arrive within this. */
   UPLOAD_TIMEOUT_SECONDS: int(1, 86400).default(3600),
+  /**
+   * An upload must keep arriving at this many bytes per second, averaged over each UPLOAD_RATE_WINDOW_SECONDS:
+   * a client dribbling a byte now and then is cut off (408) after one window, not after UPLOAD_TIMEOUT_SECONDS.
+   * 0: off.
+   */
+  UPLOAD_MIN_BYTES_PER_SECOND: int(0, 1_000_000_000).default(1024),
+  UPLOAD_RATE_WINDOW_SECONDS: int(1, 3600).default(30),
   PREFER_SYSTEM_FFMPEG: bool.default(true),
   /** Any OpenAI-compatible chat endpoint (Ollama, llama.cpp, vLLM, OpenAI) for podcast scripts; unset = built-in generator. */
   LLM_BASE_URL: z.string().url().optional(),

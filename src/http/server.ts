@@ -136,6 +136,9 @@ export interface HttpTimeouts {
   requestMs: number;
   /** Headers and body of an upload; also Node's requestTimeout, the bound of every request on the server. */
   uploadMs: number;
+  /** An upload slower than this (bytes/s over each window) is answered 408 and cut off; 0 or unset: no floor. */
+  uploadMinBytesPerSecond?: number;
+  uploadRateWindowMs?: number;
 }
 
 export const DEFAULT_TIMEOUTS: HttpTimeouts = { headersMs: 30_000, requestMs: 60_000, uploadMs: 3_600_000 };
@@ -176,6 +179,41 @@ function installBodyTimeout(app: FastifyInstance, requestMs: number): void {
   });
 }
 
+/**
+ * Uploads may take UPLOAD_TIMEOUT_SECONDS (an hour), which a client could spend sending a byte every few
+ * seconds while holding a connection and a parser. Each window the bytes read from the socket must reach
+ * minBytesPerSecond x window, or the upload fails with the 408 envelope (REQUEST_TIMEOUT closes the
+ * connection). The socket's byte counter is read, not the body stream: the multipart parser pipes the raw
+ * request itself, and a listener here must not change how it flows.
+ */
+function installUploadRateFloor(app: FastifyInstance, minBytesPerSecond: number, windowMs: number): void {
+  if (minBytesPerSecond <= 0) return;
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    const socket = request.raw.socket;
+    if (request.raw.complete || request.routeOptions.url !== UPLOAD_PATH || !socket) return done(null, payload);
+    const floor = (minBytesPerSecond * windowMs) / 1000;
+    let seen = socket.bytesRead;
+    const timer = setInterval(() => {
+      if (request.raw.complete || reply.sent) return clear();
+      const now = socket.bytesRead;
+      if (now - seen >= floor) {
+        seen = now;
+        return;
+      }
+      clear();
+      const err = new AppError('REQUEST_TIMEOUT', `Request timeout: the upload arrived slower than ${minBytesPerSecond} bytes/s over ${windowMs / 1000} s (UPLOAD_MIN_BYTES_PER_SECOND)`);
+      // The multipart parser fails the file with this error (the handler answers it); before it listens, cut the socket.
+      if (request.raw.listenerCount('error') > 0) request.raw.emit('error', err);
+      else socket.destroy();
+    }, windowMs);
+    timer.unref();
+    const clear = () => clearInterval(timer);
+    request.raw.once('end', clear);
+    reply.raw.once('close', clear);
+    done(null, payload);
+  });
+}
+
 export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> {
   const timeouts = deps.timeouts ?? DEFAULT_TIMEOUTS;
   // return503OnClosing off: fastify's own 503 body is not an envelope; the hook below answers instead.
@@ -187,6 +225,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
     ...timeoutOptions(timeouts),
   });
   installBodyTimeout(app, timeouts.requestMs);
+  installUploadRateFloor(app, timeouts.uploadMinBytesPerSecond ?? 0, timeouts.uploadRateWindowMs ?? 30_000);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);

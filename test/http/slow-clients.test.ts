@@ -19,11 +19,14 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-/** Sends `head` at once, then one byte of `trickle` every `everyMs` until the server closes; what it answered and when. */
-function trickle(head: string, trickleBytes: string, everyMs: number, giveUpMs = 10_000): Promise<{ answer: string; closedAfterMs: number }> {
+/**
+ * Sends `head` at once, then one byte of `trickle` every `everyMs` (all of it with `whole`) until the server
+ * closes; what it answered and when.
+ */
+function trickle(head: string, trickleBytes: string, everyMs: number, giveUpMs = 10_000, to = { port: 0, whole: false }): Promise<{ answer: string; closedAfterMs: number }> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const socket: Socket = connect(port, '127.0.0.1');
+    const socket: Socket = connect(to.port || port, '127.0.0.1');
     let answer = '';
     let i = 0;
     let timer: NodeJS.Timeout | undefined;
@@ -42,7 +45,7 @@ function trickle(head: string, trickleBytes: string, everyMs: number, giveUpMs =
       socket.write(head);
       timer = setInterval(() => {
         if (socket.destroyed || !socket.writable) return;
-        socket.write(trickleBytes[i++ % trickleBytes.length]!);
+        socket.write(to.whole ? trickleBytes : trickleBytes[i++ % trickleBytes.length]!);
       }, everyMs);
     });
   });
@@ -91,5 +94,35 @@ describe('slow clients are cut off', () => {
       expect((await app.post(`${API}/tts/task/get`, { global_id: 'nope' }, key)).json.code).toBe(101008);
       await new Promise((r) => setTimeout(r, 600)); // across the checking interval; idle keep-alive is not a slow request
     }
+  });
+});
+
+describe('uploads have a minimum transfer rate (UPLOAD_MIN_BYTES_PER_SECOND over each UPLOAD_RATE_WINDOW_SECONDS)', () => {
+  let slow: TestApp;
+  let slowPort: number;
+  let slowKey: string;
+  beforeAll(async () => {
+    slow = await startTestApp({ UPLOAD_TIMEOUT_SECONDS: '60', UPLOAD_MIN_BYTES_PER_SECOND: '100', UPLOAD_RATE_WINDOW_SECONDS: '1' }, { workers: false });
+    slowPort = Number(new URL(slow.baseUrl).port);
+    ({ key: slowKey } = await slow.newKey());
+  });
+  afterAll(async () => slow?.close());
+
+  const uploadHead = (k: string) =>
+    `POST ${API}/files/upload HTTP/1.1\r\nHost: x\r\napi-key: ${k}\r\ncontent-type: multipart/form-data; boundary=xyz\r\ncontent-length: 1000000\r\n\r\n` +
+    `--xyz\r\ncontent-disposition: form-data; name="file"; filename="a.wav"\r\ncontent-type: audio/wav\r\n\r\n`;
+
+  it('an upload dribbling 5 bytes/s is cut off after a window, long before UPLOAD_TIMEOUT_SECONDS: 408 naming the floor', async () => {
+    const { answer, closedAfterMs } = await trickle(uploadHead(slowKey), 'RIFF', 200, 10_000, { port: slowPort, whole: false });
+    expect(closedAfterMs).toBeLessThan(5000);
+    const res = envelopeOf(answer);
+    expect(res.status).toBe(408);
+    expect(res.json).toMatchObject({ code: 100408, message: 'Request timeout: the upload arrived slower than 100 bytes/s over 1 s (UPLOAD_MIN_BYTES_PER_SECOND)' });
+    expect(res.headers).toContain('connection: close');
+  });
+
+  it('an upload arriving above the floor keeps going', async () => {
+    // 1,000 bytes/s (200 every 200 ms) for longer than three windows: still open when the client gives up.
+    await expect(trickle(uploadHead(slowKey), 'x'.repeat(200), 200, 3500, { port: slowPort, whole: true }).catch((e: Error) => e.message)).resolves.toMatch(/^still open after 3500 ms/);
   });
 });
