@@ -30,6 +30,7 @@ import { Metrics } from '../services/metrics.js';
 import { RetentionReaper } from '../services/retention.js';
 import { ttsApiKind, TtsKindApi } from '../kinds/tts/api.js';
 import { TtsHandler } from '../kinds/tts/worker.js';
+import { OpenAiSpeech } from '../kinds/tts/openai.js';
 import { separationApiKind, SeparationKindApi } from '../kinds/separation/api.js';
 import { SeparationHandler } from '../kinds/separation/worker.js';
 import { enhanceApiKind, EnhanceKindApi } from '../kinds/enhance/api.js';
@@ -151,8 +152,9 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
   const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR });
+  const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
-    tts: ttsApiKind(new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT })),
+    tts: ttsApiKind(ttsApi),
     separation: separationApiKind(new SeparationKindApi()),
     enhance: enhanceApiKind(new EnhanceKindApi()),
     podcast_script: podcastScriptApiKind(new PodcastScriptKindApi(voices, { textMaxChars: config.PODCAST_TEXT_MAX_CHARS })),
@@ -174,6 +176,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });
     },
   };
+  // Synchronous speech runs on this node's own engine threads (the short lane), like voice samples.
+  const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg });
   const taskService = new TaskService({
     tasks,
     queue,
@@ -255,6 +259,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         publicBaseUrl: config.PUBLIC_BASE_URL,
         version,
         voiceSamples,
+        openAiSpeech,
       };
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */

@@ -21,6 +21,8 @@ import { registerSystemRoutes, type HealthProbe } from './routes/system.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerUploadRoutes, UPLOAD_MULTIPART_LIMITS, UPLOAD_PATH } from './routes/upload.js';
 import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voice-assets.js';
+import { registerOpenAiRoutes } from './routes/openai.js';
+import type { OpenAiSpeech } from '../kinds/tts/openai.js';
 
 export interface HttpDeps {
   auth: AuthService;
@@ -45,6 +47,8 @@ export interface HttpDeps {
   publicBaseUrl: string;
   version: string;
   voiceSamples: VoiceSampleRenderer;
+  /** POST /v1/audio/speech and its lists (docs/api.md "OpenAI-compatible routes"). */
+  openAiSpeech: OpenAiSpeech;
 }
 
 /**
@@ -236,6 +240,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   });
   registerSystemRoutes(app, { metrics: deps.metrics, health: deps.health, draining: () => drain.draining });
   registerFileRoutes(app, { blobs: deps.blobs, signer: deps.signer });
+  await registerOpenAiRoutes(app, { auth: deps.auth, limits: deps.limits, voices: deps.voices, speech: deps.openAiSpeech });
   return app;
 }
 
