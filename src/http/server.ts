@@ -22,6 +22,7 @@ import { registerFileRoutes } from './routes/files.js';
 import { registerUploadRoutes, UPLOAD_MULTIPART_LIMITS, UPLOAD_PATH } from './routes/upload.js';
 import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voice-assets.js';
 import { registerOpenAiRoutes } from './routes/openai.js';
+import { installCors } from './cors.js';
 import type { OpenAiSpeech } from '../kinds/tts/openai.js';
 
 export interface HttpDeps {
@@ -47,6 +48,8 @@ export interface HttpDeps {
   publicBaseUrl: string;
   version: string;
   voiceSamples: VoiceSampleRenderer;
+  /** Browser origins allowed by CORS (CORS_ORIGINS); empty: none. */
+  corsOrigins: readonly string[];
   /** POST /v1/audio/speech and its lists (docs/api.md "OpenAI-compatible routes"). */
   openAiSpeech: OpenAiSpeech;
 }
@@ -197,6 +200,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   installErrorHandling(app);
 
   const drain = installDrain(app);
+  installCors(app, deps.corsOrigins);
 
   // The spec sends JSON everywhere; a client that forgets the content type, or sends text/plain
   // (fastify would hand the handler a string), still means JSON.

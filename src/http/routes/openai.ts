@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AppError, type ErrorName } from '../../domain/errors.js';
+import { AppError, concurrencyLimited, type ErrorName } from '../../domain/errors.js';
 import type { RequestLimits } from '../../ports/limits.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import type { AuthService, Operation } from '../../services/auth.js';
@@ -86,6 +86,7 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
           appError = new AppError('INTERNAL_ERROR');
         }
         const { status, body } = openAiError(appError);
+        void reply.headers(appError.headers);
         if (appError.retryAfterSeconds !== undefined) void reply.header('retry-after', String(appError.retryAfterSeconds));
         else if (status === 429) void reply.header('retry-after', '1');
         return reply.status(status).send(body);
@@ -98,7 +99,7 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
       const authenticate = (op: Operation) => async (request: FastifyRequest, reply: FastifyReply) => {
         const caller = await deps.auth.authenticate(bearerKey(request), op, request.ip);
         const ticket = await deps.limits.enter(caller.key.id, caller.concurrency);
-        if (!ticket) throw new AppError('CONCURRENCY_LIMITED');
+        if (!ticket) throw concurrencyLimited(caller.concurrency, 1);
         request.caller = caller;
         if (reply.raw.closed) void deps.limits.leave(ticket);
         else reply.raw.once('close', () => void deps.limits.leave(ticket));
