@@ -116,6 +116,22 @@ describe('callbacks', () => {
     }
   });
 
+  it('a failed task calls back too, with the failure', async () => {
+    const receiver = await startReceiver();
+    try {
+      // Nothing listens on port 9: the input cannot be fetched and the task fails.
+      const created = await app.post(`${API}/separation/task/create`, { model_type: 350, inputurl: 'http://127.0.0.1:9/a.mp3', output_format: 'mp3', callback_url: receiver.url }, key);
+      expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
+      const hook = await until('the callback', () => receiver.got[0]);
+      expect(hook.headers['soundry-task-kind']).toBe('separation');
+      const payload = JSON.parse(hook.raw);
+      expect(payload.data.status).toBe('failed');
+      expect(payload).toEqual((await app.post(`${API}/separation/task/get`, { job_id: created.json.data.job_id }, key)).json);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('a task without callback_url behaves as before', async () => {
     const created = await app.post(`${API}/tts/task/create`, TTS, key);
     expect(created.json.code).toBe(100000);
