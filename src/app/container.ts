@@ -30,6 +30,7 @@ import { Metrics } from '../services/metrics.js';
 import { RetentionReaper } from '../services/retention.js';
 import { ttsApiKind, TtsKindApi } from '../kinds/tts/api.js';
 import { TtsHandler } from '../kinds/tts/worker.js';
+import { OpenAiSpeech } from '../kinds/tts/openai.js';
 import { separationApiKind, SeparationKindApi } from '../kinds/separation/api.js';
 import { SeparationHandler } from '../kinds/separation/worker.js';
 import { enhanceApiKind, EnhanceKindApi } from '../kinds/enhance/api.js';
@@ -47,6 +48,12 @@ import { EngineThreadPool } from './thread-pool.js';
 import type { TaskHandler } from '../jobs/handler.js';
 import { createVoiceLibrary } from '../engines/tts/setup.js';
 import { loadOrCreateSecret } from './secret.js';
+import { createHmac } from 'node:crypto';
+import { checkTarget } from '../media/fetch-input.js';
+import { SqlWebhookStore } from '../adapters/sql/webhook-store.js';
+import { GuardedWebhookSender } from '../adapters/http-webhook-sender.js';
+import { WebhookDispatcher } from '../services/webhooks.js';
+import { success } from '../http/envelope.js';
 import { openDatabase } from './database.js';
 import { ProcessTempDirs } from './temp-dirs.js';
 import type { HttpDeps } from '../http/server.js';
@@ -151,8 +158,9 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
   const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR });
+  const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
-    tts: ttsApiKind(new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT })),
+    tts: ttsApiKind(ttsApi),
     separation: separationApiKind(new SeparationKindApi()),
     enhance: enhanceApiKind(new EnhanceKindApi()),
     podcast_script: podcastScriptApiKind(new PodcastScriptKindApi(voices, { textMaxChars: config.PODCAST_TEXT_MAX_CHARS })),
@@ -174,6 +182,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });
     },
   };
+  // Synchronous speech runs on this node's own engine threads (the short lane), like voice samples.
+  const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg });
   const taskService = new TaskService({
     tasks,
     queue,
@@ -182,7 +192,12 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     taskTtlMs: config.TASK_TTL_SECONDS * 1000,
     urls,
     fileUrlTtlSeconds: config.FILE_URL_TTL_SECONDS,
+    // Checked at create with the input URLs' SSRF rules; checked again (and pinned) at every delivery.
+    checkCallbackUrl: (url) => checkTarget(url, { allowPrivate: config.ALLOW_PRIVATE_URLS }, AbortSignal.timeout(5000)),
   });
+  // One secret per deployment: WEBHOOK_SECRET, else derived from the URL-signing secret (the same on every node).
+  const webhookSecret = config.WEBHOOK_SECRET ?? createHmac('sha256', secret).update('soundry-webhook-v1').digest('hex');
+  let webhooks: WebhookDispatcher | null = null;
   // What /healthz checks on this node: the database, queue, blob store and local disk always; the workers where this node runs them.
   const health: HealthProbe = {
     role: config.ROLE,
@@ -228,6 +243,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     reaper,
     version,
     health,
+    /** The key callbacks are signed with (docs/api.md "Webhooks"). */
+    webhookSecret,
     /** This process's temp folder under TMP_DIR (removed at close; swept by the next start if the process dies). */
     tempDir: temp.dir,
     /** Everything the HTTP layer needs, so main and the tests build the same server. */
@@ -257,6 +274,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         publicBaseUrl: config.PUBLIC_BASE_URL,
         version,
         voiceSamples,
+        openAiSpeech,
+        corsOrigins: config.CORS_ORIGINS,
       };
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */
@@ -314,15 +333,37 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         { kinds: config.WORKER_KINDS, policy: queuePolicy(config), tmpDir: temp.dir },
       );
       await runner.start();
+      // Callbacks go out from the worker side, after the task's final state is committed.
+      webhooks = new WebhookDispatcher(
+        {
+          store: new SqlWebhookStore(db),
+          sender: new GuardedWebhookSender({ allowPrivate: config.ALLOW_PRIVATE_URLS }),
+          payload: async (id) => {
+            const presented = await taskService.presentById(id);
+            return presented ? { kind: presented.kind, body: success(presented.data) } : null;
+          },
+          secret: webhookSecret,
+          logger,
+        },
+        {
+          pollMs: Math.max(200, config.POLL_INTERVAL_MS),
+          retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
+          maxAttempts: config.WEBHOOK_MAX_ATTEMPTS,
+          timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+        },
+      );
+      webhooks.start();
       return runner;
     },
     /** The drain's worker half: no new jobs; running ones finish within graceMs or go back to the queue. */
     async stopWorkers(graceMs: number): Promise<void> {
       reaper.stop();
+      await webhooks?.stop();
       await runner?.stop(graceMs);
     },
     async close(graceMs: number): Promise<void> {
       reaper.stop();
+      await webhooks?.stop();
       await runner?.stop(graceMs);
       await pool?.destroy();
       await queue.close();

@@ -67,6 +67,19 @@ const EnvSchema = z.object({
   UPLOAD_MIN_BYTES_PER_SECOND: int(0, 1_000_000_000).default(1024),
   UPLOAD_RATE_WINDOW_SECONDS: int(1, 3600).default(30),
   PREFER_SYSTEM_FFMPEG: bool.default(true),
+  /** Browser origins allowed to call the API (CORS): comma-separated origins, or * for any; unset: no CORS headers. */
+  CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean)),
+  /** HMAC key of callback signatures; unset: derived from the URL-signing secret (docs/api.md "Webhooks"). */
+  WEBHOOK_SECRET: z.string().min(16).optional(),
+  /** Attempts per callback before it is given up (the first one included). */
+  WEBHOOK_MAX_ATTEMPTS: int(1, 20).default(8),
+  /** Wait before the second attempt; each next waits 3x longer, at most an hour (10 s, 30 s, 90 s, ...). */
+  WEBHOOK_RETRY_BASE_MS: int(10, 3_600_000).default(10_000),
+  /** One attempt's limit: connect, send, and the receiver's answer. */
+  WEBHOOK_TIMEOUT_SECONDS: int(1, 300).default(10),
   /** Any OpenAI-compatible chat endpoint (Ollama, llama.cpp, vLLM, OpenAI) for podcast scripts; unset = built-in generator. */
   LLM_BASE_URL: z.string().url().optional(),
   LLM_MODEL: z.string().min(1).default('llama3.1'),

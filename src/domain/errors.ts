@@ -19,6 +19,7 @@ export const ERRORS = {
   // Soundry additions (not in the spec's table).
   INVALID_PARAMETERS: { code: 100002, message: 'Invalid parameters' },
   TEXT_TOO_LONG: { code: 100003, message: 'Text exceeds the maximum length' },
+  CALLBACK_URL_REFUSED: { code: 100004, message: 'Callback URL not allowed' },
   FILE_LINK_INVALID: { code: 100403, message: 'Invalid or expired file link' },
   NOT_FOUND: { code: 100404, message: 'Not Found' },
   REQUEST_TIMEOUT: { code: 100408, message: 'Request timeout' },
@@ -39,10 +40,33 @@ export class AppError extends Error {
     detail?: string,
     /** Sent as the Retry-After header (seconds) when set. */
     readonly retryAfterSeconds?: number,
+    /** More headers for the answer (X-RateLimit-*), on the spec's routes and the OpenAI ones alike. */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(detail ?? ERRORS[errorName].message);
     this.code = ERRORS[errorName].code;
   }
+}
+
+/**
+ * 101003 for a key over its rate: `perSecond` requests a second refill one every 1/perSecond s, so that is
+ * when the next one can pass (at least 1 s: Retry-After counts whole seconds).
+ */
+export function rateLimited(perSecond: number): AppError {
+  const wait = Math.max(1, Math.ceil(1 / perSecond));
+  return new AppError('RATE_LIMITED', undefined, wait, {
+    'x-ratelimit-limit': String(perSecond),
+    'x-ratelimit-remaining': '0',
+    'x-ratelimit-reset': String(wait),
+  });
+}
+
+/**
+ * 101004: `limit` requests in flight, or unfinished tasks, per key. When one ends is not known here:
+ * `retryAfterSeconds` is a polling hint (a request ends in about a second, a task in several).
+ */
+export function concurrencyLimited(limit: number, retryAfterSeconds: number): AppError {
+  return new AppError('CONCURRENCY_LIMITED', undefined, retryAfterSeconds, { 'x-ratelimit-concurrency-limit': String(limit) });
 }
 
 /** Failure of a task while processing: stored on the task, never an envelope code. */

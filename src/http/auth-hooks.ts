@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../domain/errors.js';
+import { AppError, concurrencyLimited } from '../domain/errors.js';
 import type { RequestLimits } from '../ports/limits.js';
 import type { AuthService, Caller, Operation } from '../services/auth.js';
 
@@ -25,7 +25,7 @@ export function requireApiKey(auth: AuthService, limits: RequestLimits, op: Oper
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const caller = await auth.authenticate(apiKeyOf(request), op, request.ip);
     const ticket = await limits.enter(caller.key.id, caller.concurrency);
-    if (!ticket) throw new AppError('CONCURRENCY_LIMITED');
+    if (!ticket) throw concurrencyLimited(caller.concurrency, 1);
     request.caller = caller;
     // A client gone while the checks awaited has already had its 'close': free the slot now.
     if (reply.raw.closed) void limits.leave(ticket);

@@ -57,6 +57,7 @@ function validationMessage(err: FastifyError, body: unknown): string {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
     if (error instanceof AppError) {
+      void reply.headers(error.headers);
       if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
       if (error.errorName === 'REQUEST_TIMEOUT') {
         // A body that did not arrive in time (server.ts): what is left of it is never read, so the connection goes.

@@ -21,6 +21,9 @@ import { registerSystemRoutes, type HealthProbe } from './routes/system.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerUploadRoutes, UPLOAD_MULTIPART_LIMITS, UPLOAD_PATH } from './routes/upload.js';
 import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voice-assets.js';
+import { registerOpenAiRoutes } from './routes/openai.js';
+import { installCors } from './cors.js';
+import type { OpenAiSpeech } from '../kinds/tts/openai.js';
 
 export interface HttpDeps {
   auth: AuthService;
@@ -45,6 +48,10 @@ export interface HttpDeps {
   publicBaseUrl: string;
   version: string;
   voiceSamples: VoiceSampleRenderer;
+  /** Browser origins allowed by CORS (CORS_ORIGINS); empty: none. */
+  corsOrigins: readonly string[];
+  /** POST /v1/audio/speech and its lists (docs/api.md "OpenAI-compatible routes"). */
+  openAiSpeech: OpenAiSpeech;
 }
 
 /**
@@ -232,6 +239,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   installErrorHandling(app);
 
   const drain = installDrain(app);
+  installCors(app, deps.corsOrigins);
 
   // The spec sends JSON everywhere; a client that forgets the content type, or sends text/plain
   // (fastify would hand the handler a string), still means JSON.
@@ -275,6 +283,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   });
   registerSystemRoutes(app, { metrics: deps.metrics, health: deps.health, draining: () => drain.draining });
   registerFileRoutes(app, { blobs: deps.blobs, signer: deps.signer });
+  await registerOpenAiRoutes(app, { auth: deps.auth, limits: deps.limits, voices: deps.voices, speech: deps.openAiSpeech });
   return app;
 }
 

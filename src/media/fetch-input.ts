@@ -173,6 +173,22 @@ export async function guardedGet(
   return sendRequest(target, pinned, signal, headers);
 }
 
+/**
+ * guardedGet's POST: the same checks and address pinning, for webhook deliveries. Redirects are not
+ * followed (a 3xx is the receiver's answer, not a new target).
+ */
+export async function guardedPost(
+  raw: string,
+  policy: AddressPolicy,
+  signal: AbortSignal,
+  body: Buffer,
+  headers: Record<string, string>,
+): Promise<http.IncomingMessage> {
+  const target = parseTarget(raw);
+  const pinned = await resolveAndCheck(target, policy, signal);
+  return sendRequest(target, pinned, signal, { 'content-length': String(body.length), ...headers }, body);
+}
+
 /** Only the check of guardedGet (for an injected fetch that connects by itself: no pinning then). */
 export async function checkTarget(raw: string, policy: AddressPolicy, signal: AbortSignal): Promise<void> {
   await resolveAndCheck(parseTarget(raw), policy, signal);
@@ -250,6 +266,7 @@ function sendRequest(
   pinned: ResolvedAddress,
   signal: AbortSignal,
   extraHeaders: Record<string, string> = {},
+  body?: Buffer,
 ): Promise<http.IncomingMessage> {
   const isHttps = target.protocol === 'https:';
   const host = bareHost(target);
@@ -262,7 +279,7 @@ function sendRequest(
     host,
     port: target.port || (isHttps ? 443 : 80),
     path: `${target.pathname}${target.search}`,
-    method: 'GET',
+    method: body ? 'POST' : 'GET',
     // No pooled agent: a kept-alive socket is keyed by name, not by the address we checked.
     agent: false,
     signal,
@@ -274,7 +291,7 @@ function sendRequest(
   return new Promise((resolve, reject) => {
     const req = (isHttps ? https : http).request(options, resolve);
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 

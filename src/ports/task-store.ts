@@ -9,6 +9,8 @@ export interface NewTask {
   params: Record<string, unknown>;
   createdAt: number;
   expiresAt: number;
+  /** Where the task's final state is POSTed (docs/api.md "Webhooks"); stored in the task's own transaction. */
+  callbackUrl?: string;
 }
 
 export interface SuccessOutcome {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { AppError } from '../domain/errors.js';
+import { AppError, rateLimited } from '../domain/errors.js';
 import type { Account, AccountStore, ApiKey } from '../ports/accounts.js';
 import type { AuthFailurePolicy, RequestLimits } from '../ports/limits.js';
 
@@ -54,7 +54,7 @@ export class AuthService {
     }
     const { key, account } = found;
     const rateLimit = key.rateLimit ?? this.defaults.rateLimit;
-    if (op !== 'login' && !(await this.limits.consumeRate(key.id, rateLimit))) throw new AppError('RATE_LIMITED');
+    if (op !== 'login' && !(await this.limits.consumeRate(key.id, rateLimit))) throw rateLimited(rateLimit);
     if (op === 'create') {
       if (!key.enabled) throw new AppError('KEY_NOT_ENABLED');
       if (account.status !== 'active') throw new AppError('ACCOUNT_SUSPENDED');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../domain/errors.js';
-import type { TaskKind } from '../domain/task.js';
+import { AppError, concurrencyLimited } from '../domain/errors.js';
+import type { TaskKind, TaskRecord } from '../domain/task.js';
 import type { BlobUrls } from '../ports/blob-store.js';
 import type { JobQueue } from '../ports/queue.js';
 import type { TaskStore } from '../ports/task-store.js';
@@ -22,6 +22,11 @@ export interface TaskServiceDeps {
   urls: Pick<BlobUrls, 'url' | 'maxTtlSeconds'>;
   /** How long a result link lives at most (FILE_URL_TTL_SECONDS). */
   fileUrlTtlSeconds: number;
+  /**
+   * Checks a create's callback_url against the SSRF guard (the same rules as input URLs); rejects with a
+   * message that can be shown to the client.
+   */
+  checkCallbackUrl(url: string): Promise<void>;
   now?: () => number;
 }
 
@@ -38,10 +43,17 @@ export class TaskService {
   }
 
   /** Order of refusals: capability, kind checks (validation), credits, concurrency. */
-  async create(kind: TaskKind, body: unknown, caller: Caller): Promise<string> {
+  async create(kind: TaskKind, body: unknown, caller: Caller, callbackUrl?: string): Promise<string> {
     const api = this.deps.kinds[kind];
     if (!api) throw new AppError('CAPABILITY_NOT_AVAILABLE', `Capability not available on this server: ${kind}`);
     const prepared = await api.prepare(body, caller);
+    if (callbackUrl !== undefined) {
+      try {
+        await this.deps.checkCallbackUrl(callbackUrl);
+      } catch (err) {
+        throw new AppError('CALLBACK_URL_REFUSED', `Callback URL not allowed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
     const balance = caller.account.balance;
     if (balance <= 0 || (prepared.knownPrice !== null && balance < prepared.knownPrice)) {
       throw new AppError('INSUFFICIENT_CREDITS');
@@ -58,10 +70,12 @@ export class TaskService {
         params: prepared.params,
         createdAt: now,
         expiresAt: now + this.deps.taskTtlMs,
+        ...(callbackUrl !== undefined ? { callbackUrl } : {}),
       },
       caller.concurrency,
     );
-    if (!created.created) throw new AppError('CONCURRENCY_LIMITED');
+    // A task runs for seconds at least: polling sooner than that only spends the rate limit.
+    if (!created.created) throw concurrencyLimited(caller.concurrency, 5);
     if (!this.deps.storeEnqueues) await this.enqueueOrFail(id, kind);
     return id;
   }
@@ -87,9 +101,26 @@ export class TaskService {
     if (!task || task.kind !== kind || task.accountId !== caller.account.id || task.expiresAt <= this.now()) {
       throw new AppError('TASK_NOT_FOUND');
     }
-    const api = this.deps.kinds[kind];
-    if (!api) throw new AppError('TASK_NOT_FOUND');
-    return api.present(task, { fileUrl: (key) => this.resultUrl(key, task.expiresAt), position: (taskId) => this.deps.queue.position({ taskId, kind }) });
+    const data = await this.present(task);
+    if (!data) throw new AppError('TASK_NOT_FOUND');
+    return data;
+  }
+
+  /**
+   * A task's query data, for a callback: what task/get answers its owner. Null when the task is gone or
+   * expired.
+   */
+  async presentById(id: string): Promise<{ kind: TaskKind; data: Record<string, unknown> } | null> {
+    const task = await this.deps.tasks.get(id);
+    if (!task || task.expiresAt <= this.now()) return null;
+    const data = await this.present(task);
+    return data ? { kind: task.kind, data } : null;
+  }
+
+  private async present(task: TaskRecord): Promise<Record<string, unknown> | null> {
+    const api = this.deps.kinds[task.kind];
+    if (!api) return null;
+    return api.present(task, { fileUrl: (key) => this.resultUrl(key, task.expiresAt), position: (taskId) => this.deps.queue.position({ taskId, kind: task.kind }) });
   }
 
   /**

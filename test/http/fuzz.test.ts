@@ -30,7 +30,7 @@ const UPLOAD_MAX_BYTES = 100_000;
 const API = '/audio/api/v1/api-keys';
 
 /** How a route answers when it succeeds: envelopes, or something else (documented in docs/api.md). */
-type Answers = 'envelope' | 'download' | 'system' | 'docs' | 'asset';
+type Answers = 'envelope' | 'download' | 'system' | 'docs' | 'asset' | 'openai';
 interface RouteEntry {
   methods: readonly string[];
   url: string;
@@ -67,7 +67,18 @@ const ROUTES: readonly RouteEntry[] = [
   { methods: ['GET', 'HEAD'], url: '/docs/static/*', answers: 'docs' },
   { methods: ['GET', 'HEAD'], url: '/docs/json', answers: 'docs' },
   { methods: ['GET', 'HEAD'], url: '/docs/yaml', answers: 'docs' },
+  // OpenAI-compatible routes answer OpenAI's bodies, never envelopes (docs/api.md).
+  { methods: ['POST'], url: '/v1/audio/speech', answers: 'openai', template: { model: 'tts-1', voice: 'alloy', input: 'Hello there.' } },
+  { methods: ['GET', 'HEAD'], url: '/v1/models', answers: 'openai' },
+  { methods: ['GET', 'HEAD'], url: '/v1/audio/voices', answers: 'openai' },
 ];
+
+/** An answer of the OpenAI-compatible routes: a JSON list on success, else OpenAI's `{error: {message, type}}`. */
+function isOpenAiAnswer(o: Outcome): boolean {
+  const json = parseJson(o.body) as { error?: { message?: unknown; type?: unknown }; object?: unknown } | null;
+  if (o.status === 200) return json?.object === 'list' || !o.contentType.includes('json');
+  return typeof json?.error?.message === 'string' && typeof json.error.type === 'string';
+}
 
 /** `METHOD url` pairs from Fastify's printRoutes({ commonPrefix: false }) tree. */
 function printedRoutes(tree: string): string[] {
@@ -350,6 +361,8 @@ function mustBeEnvelope(c: Case, o: Outcome): boolean {
   if (c.via === 'raw') return true;
   const r = c.route;
   if (!r || r.answers === 'envelope') return true;
+  // Under /v1 every answer, a wrong method's 404 included, is OpenAI's shape.
+  if (r.answers === 'openai') return c.path.startsWith('/v1/') ? !isOpenAiAnswer(o) : true;
   // A method the route does not take, or a near-miss path, lands on the not-found envelope.
   if (!r.methods.includes(c.method)) return !(o.status !== null && o.status < 400 && !o.contentType.includes('json'));
   switch (r.answers) {

@@ -86,6 +86,22 @@ const migrations = (dialect: SqlDialect): Record<string, Migration> => ({
       await db.schema.createIndex('jobs_pick').on('jobs').columns(['kind', 'state', 'seq']).execute();
     },
   },
+  '0002_webhooks': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('webhooks')
+        .addColumn('task_id', 'text', (c) => c.primaryKey())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('webhooks_due').on('webhooks').columns(['state', 'next_at']).execute();
+    },
+  },
 });
 
 class InlineProvider implements MigrationProvider {

@@ -31,6 +31,19 @@ export interface Database {
     finished_at: number | null;
     expires_at: number;
   };
+  /** A task's callback_url and its delivery (docs/api.md "Webhooks"); one row per task that asked for one. */
+  webhooks: {
+    task_id: string;
+    url: string;
+    /** pending (waiting for the task's end, or for its next attempt), delivered, failed (gave up). */
+    state: string;
+    attempts: number;
+    /** When the next attempt may start; also a claim's lease while one runs. */
+    next_at: number;
+    last_error: string | null;
+    created_at: number;
+    updated_at: number;
+  };
   ledger: {
     id: Generated<number>;
     account_id: string;

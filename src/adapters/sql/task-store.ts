@@ -86,12 +86,18 @@ export class SqlTaskStore implements TaskStore {
   private async insertWithJob(trx: Kysely<Database>, task: NewTask): Promise<TaskRow> {
     const row = newRow(task);
     await trx.insertInto('tasks').values(row).execute();
+    if (task.callbackUrl) {
+      await trx
+        .insertInto('webhooks')
+        .values({ task_id: task.id, url: task.callbackUrl, state: 'pending', attempts: 0, next_at: 0, last_error: null, created_at: task.createdAt, updated_at: task.createdAt })
+        .execute();
+    }
     await this.opts.alsoEnqueue?.(trx, { taskId: task.id, kind: task.kind });
     return row;
   }
 
   async create(task: NewTask): Promise<TaskRecord> {
-    const row = this.opts.alsoEnqueue
+    const row = this.opts.alsoEnqueue || task.callbackUrl
       ? await this.db.transaction().execute((trx) => this.insertWithJob(trx, task))
       : await this.insertWithJob(this.db, task);
     return toRecord(row);
@@ -226,6 +232,7 @@ export class SqlTaskStore implements TaskStore {
   }
 
   async delete(id: string): Promise<void> {
+    await this.db.deleteFrom('webhooks').where('task_id', '=', id).execute();
     await this.db.deleteFrom('tasks').where('id', '=', id).execute();
   }
 

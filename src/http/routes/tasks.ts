@@ -12,6 +12,20 @@ import { ERRORS } from '../../domain/errors.js';
 
 const BASE = '/audio/api/v1/api-keys';
 
+/**
+ * Soundry's addition to every create (docs/api.md "Webhooks"): where to POST the task's final state.
+ * A separate object intersected with the kind's body, so the kinds' own schemas stay the spec's.
+ */
+const CallbackField = z.object({
+  callback_url: z.string().max(2048).url().optional().describe('Soundry addition: POSTed the query answer, signed, when the task succeeds or fails'),
+});
+
+function withoutCallback(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || !('callback_url' in body)) return body;
+  const { callback_url: _callback, ...rest } = body;
+  return rest;
+}
+
 /** Query bodies accept either id name (clients mix them up); the spec's own name is documented. */
 function queryBody(field: 'job_id' | 'global_id') {
   return z
@@ -30,13 +44,15 @@ export function registerTaskRoutes(
       schema: {
         tags: [route.tag],
         summary: `Create a ${route.kind.replace('_', ' ')} task${available ? '' : ` (not available on this server yet: ${ERRORS.CAPABILITY_NOT_AVAILABLE.code})`}`,
-        body: route.body,
+        body: z.intersection(route.body, CallbackField),
         headers: z.object({ 'api-key': z.string().optional() }),
         response: { 200: Envelope },
       },
       onRequest: requireApiKey(deps.auth, deps.limits, 'create'),
       handler: async (request) => {
-        const id = await deps.tasks.create(route.kind, request.body, callerOf(request));
+        // The kind's schema strips callback_url from its side of the intersection; the kind never sees it.
+        const callback = CallbackField.parse(request.body).callback_url;
+        const id = await deps.tasks.create(route.kind, withoutCallback(request.body), callerOf(request), callback);
         return success({ [route.createdIdField]: id, ...route.createdExtra });
       },
     });

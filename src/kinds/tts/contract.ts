@@ -37,3 +37,18 @@ export const TtsResult = z.object({
   characters: z.number(),
 });
 export type TtsResult = z.infer<typeof TtsResult>;
+
+/** OpenAI's speech formats (docs/api.md "OpenAI-compatible routes"); pcm is raw 24 kHz s16le mono. */
+export const OPENAI_SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
+
+/** POST /v1/audio/speech, OpenAI's body (fields Soundry does not use are accepted and ignored by zod's strip). */
+export const OpenAiSpeechBody = z.object({
+  model: z.string().min(1).describe('tts-1, tts-1-hd, gpt-4o-mini-tts (all rendered by the same engines)'),
+  input: z.string().min(1).describe('Text to speak'),
+  voice: z.union([z.string().min(1), z.object({ id: z.string().min(1) })]).describe('OpenAI voice name, or a Soundry voice id or name'),
+  response_format: z.enum(OPENAI_SPEECH_FORMATS).default('mp3'),
+  speed: z.number().min(0.25).max(4).default(1),
+  instructions: z.string().optional().describe('An emotion named here (happy, sad, calm...) is used where the voice has it'),
+  stream_format: z.enum(['audio']).optional().describe('Only audio (raw bytes); sse is not offered'),
+});
+export type OpenAiSpeechBody = z.infer<typeof OpenAiSpeechBody>;

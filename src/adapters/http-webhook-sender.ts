@@ -1,0 +1,18 @@
+import { guardedPost } from '../media/fetch-input.js';
+import type { WebhookSender } from '../ports/webhooks.js';
+
+/**
+ * Webhook POSTs through the same SSRF guard as input URLs: the address is checked again at every attempt
+ * (DNS may have changed since the create) and the connection pinned to it; redirects are not followed.
+ */
+export class GuardedWebhookSender implements WebhookSender {
+  constructor(private readonly opts: { allowPrivate: boolean }) {}
+
+  async post(url: string, body: Buffer, headers: Record<string, string>, timeoutMs: number): Promise<number> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    const res = await guardedPost(url, { allowPrivate: this.opts.allowPrivate }, signal, body, headers);
+    // The answer's body means nothing to us: read and drop it so the socket closes cleanly.
+    res.resume();
+    return res.statusCode ?? 0;
+  }
+}

@@ -1,0 +1,135 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { DueWebhook, WebhookSender, WebhookStore } from '../ports/webhooks.js';
+
+/** The header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (Stripe's scheme). */
+export const SIGNATURE_HEADER = 'soundry-signature';
+
+export function signWebhook(secret: string, timestamp: number, body: string | Buffer): string {
+  const mac = createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
+  return `t=${timestamp},v1=${mac}`;
+}
+
+/**
+ * What a receiver does (docs/api.md "Webhooks"): recompute the HMAC over "<t>.<raw body>", compare in
+ * constant time, and refuse timestamps older than `toleranceSeconds` (replays).
+ */
+export function verifyWebhook(secret: string, header: string, body: string | Buffer, nowSeconds: number, toleranceSeconds = 300): boolean {
+  const parts = Object.fromEntries(header.split(',').map((p) => p.split('=', 2) as [string, string]));
+  const t = Number(parts.t);
+  if (!Number.isInteger(t) || !parts.v1 || Math.abs(nowSeconds - t) > toleranceSeconds) return false;
+  const expected = Buffer.from(signWebhook(secret, t, body).split('v1=')[1]!, 'hex');
+  const given = Buffer.from(parts.v1, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export interface WebhookPolicy {
+  /** How often due callbacks are looked for. */
+  pollMs: number;
+  /** Wait before the second attempt; each next one waits 3x longer, at most an hour. */
+  retryBaseMs: number;
+  maxAttempts: number;
+  timeoutMs: number;
+}
+
+export interface WebhookDeps {
+  store: WebhookStore;
+  sender: WebhookSender;
+  /** The task's query answer exactly as task/get gives it, or null when the task is gone (expired). */
+  payload(taskId: string): Promise<{ kind: string; body: unknown } | null>;
+  secret: string;
+  logger: Logger;
+  now?: () => number;
+}
+
+const MAX_BACKOFF_MS = 3600_000;
+
+/**
+ * Sends callbacks of finished tasks, on worker nodes. Rows are written with the task and read back from
+ * the database, so a callback outlives a restart and any worker node may send it; a claim (a lease on the
+ * row) keeps two nodes from sending the same attempt. Runs beside the job runner: a slow receiver never
+ * holds a task or a worker slot.
+ */
+export class WebhookDispatcher {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly deps: WebhookDeps,
+    private readonly policy: WebhookPolicy,
+  ) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick()
+        .catch((err: unknown) => this.deps.logger.warn({ err }, 'webhook dispatch failed'))
+        .finally(() => {
+          this.running = null;
+          this.schedule();
+        });
+    }, this.policy.pollMs);
+    this.timer.unref();
+  }
+
+  /** One pass: every due callback, attempted in parallel (each bounded by timeoutMs). */
+  async tick(): Promise<void> {
+    const due = await this.deps.store.due(this.now(), 20);
+    await Promise.all(due.map((hook) => this.attempt(hook)));
+  }
+
+  private backoff(attempts: number): number {
+    return Math.min(MAX_BACKOFF_MS, this.policy.retryBaseMs * 3 ** (attempts - 1));
+  }
+
+  private async attempt(hook: DueWebhook): Promise<void> {
+    // The lease outlasts the attempt: a node that dies mid-attempt leaves the row to another after it.
+    if (!(await this.deps.store.claim(hook, this.now() + this.policy.timeoutMs + 30_000))) return;
+    const attempts = hook.attempts + 1;
+    const payload = await this.deps.payload(hook.taskId);
+    if (!payload) {
+      await this.deps.store.failedAttempt(hook.taskId, attempts, 'the task expired before its callback was delivered', null, this.now());
+      return;
+    }
+    const body = Buffer.from(JSON.stringify(payload.body));
+    const timestamp = Math.floor(this.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Soundry-Webhook/1',
+      [SIGNATURE_HEADER]: signWebhook(this.deps.secret, timestamp, body),
+      'soundry-task-id': hook.taskId,
+      'soundry-task-kind': payload.kind,
+      'soundry-delivery-attempt': String(attempts),
+    };
+    let error: string;
+    try {
+      const status = await this.deps.sender.post(hook.url, body, headers, this.policy.timeoutMs);
+      if (status >= 200 && status < 300) {
+        await this.deps.store.delivered(hook.taskId, attempts, this.now());
+        return;
+      }
+      error = `the receiver answered HTTP ${status}`;
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+    }
+    const nextAt = attempts >= this.policy.maxAttempts ? null : this.now() + this.backoff(attempts);
+    this.deps.logger.info({ taskId: hook.taskId, attempts, error, retry: nextAt !== null }, 'webhook attempt failed');
+    await this.deps.store.failedAttempt(hook.taskId, attempts, error, nextAt, this.now());
+  }
+
+  /** No new passes; waits for the one under way (each attempt is bounded by timeoutMs). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+}
