@@ -1,7 +1,7 @@
 /**
  * Whether a catalog model is really installed. A file counts only when it has the catalog's size and its
- * checksum matched; the digest is remembered in a marker (MODELS_DIR/<name>/.verified.json: size, mtime and
- * digest per file) so that listing stays a stat, and a file whose size or mtime changed since is hashed again.
+ * checksum matched; the digest is remembered in a marker (MODELS_DIR/<name>/.verified.json: size, mtime, ctime and
+ * digest per file) so that listing stays a stat, and a file whose size, mtime or ctime changed since is hashed again.
  * An LFS pointer, a truncated or a foreign file is therefore `corrupt`, never installed.
  */
 import { createHash } from 'node:crypto';
@@ -28,7 +28,7 @@ export interface ModelCheck {
 }
 
 const MARKER = '.verified.json';
-const MarkerFile = z.record(z.string(), z.object({ size: z.number(), mtimeMs: z.number(), algorithm: z.enum(['sha256', 'md5']), digest: z.string() }));
+const MarkerFile = z.record(z.string(), z.object({ size: z.number(), mtimeMs: z.number(), ctimeMs: z.number(), algorithm: z.enum(['sha256', 'md5']), digest: z.string() }));
 type MarkerFile = z.infer<typeof MarkerFile>;
 
 export function expectedChecksum(file: ModelFile): { algorithm: 'sha256' | 'md5'; expected: string } | null {
@@ -57,10 +57,10 @@ function writeMarker(modelsDir: string, entry: ModelEntry, marker: MarkerFile): 
   }
 }
 
-function statFile(path: string): { size: number; mtimeMs: number } | null {
+function statFile(path: string): { size: number; mtimeMs: number; ctimeMs: number } | null {
   try {
     const s = statSync(path);
-    return s.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : null;
+    return s.isFile() ? { size: s.size, mtimeMs: s.mtimeMs, ctimeMs: s.ctimeMs } : null;
   } catch {
     return null;
   }
@@ -99,6 +99,7 @@ interface Pending {
   path: string;
   size: number;
   mtimeMs: number;
+  ctimeMs: number;
   algorithm: 'sha256' | 'md5';
   expected: string;
 }
@@ -113,10 +114,11 @@ function plan(modelsDir: string, entry: ModelEntry, marker: MarkerFile): Array<F
     if (!sum) return { path: file.path, state: 'corrupt', reason: 'the catalog has no checksum for this file' };
     if (st.size !== file.sizeBytes) return { path: file.path, state: 'corrupt', reason: describeWrongSize(path, st.size, file.sizeBytes) };
     const seen = marker[file.path];
-    if (seen && seen.size === st.size && seen.mtimeMs === st.mtimeMs && seen.algorithm === sum.algorithm) {
+    // ctime too: a rewrite that restores the old mtime (touch -d, cp -p) still changes it.
+    if (seen && seen.size === st.size && seen.mtimeMs === st.mtimeMs && seen.ctimeMs === st.ctimeMs && seen.algorithm === sum.algorithm) {
       return judge(file.path, seen.digest, sum.algorithm, sum.expected);
     }
-    return { file, path, size: st.size, mtimeMs: st.mtimeMs, algorithm: sum.algorithm, expected: sum.expected };
+    return { file, path, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, algorithm: sum.algorithm, expected: sum.expected };
   });
 }
 
@@ -128,7 +130,7 @@ function finish(modelsDir: string, entry: ModelEntry, marker: MarkerFile, items:
   const files = items.map((item) => {
     if (!('file' in item)) return item;
     const digest = digests.get(item)!;
-    marker[item.file.path] = { size: item.size, mtimeMs: item.mtimeMs, algorithm: item.algorithm, digest };
+    marker[item.file.path] = { size: item.size, mtimeMs: item.mtimeMs, ctimeMs: item.ctimeMs, algorithm: item.algorithm, digest };
     return judge(item.file.path, digest, item.algorithm, item.expected);
   });
   if (digests.size > 0) writeMarker(modelsDir, entry, marker);
@@ -160,7 +162,7 @@ export function rememberVerified(modelsDir: string, entry: ModelEntry): void {
   for (const file of entry.files) {
     const sum = expectedChecksum(file);
     const st = statFile(modelFilePath(modelsDir, entry, file));
-    if (sum && st && st.size === file.sizeBytes) marker[file.path] = { size: st.size, mtimeMs: st.mtimeMs, algorithm: sum.algorithm, digest: sum.expected };
+    if (sum && st && st.size === file.sizeBytes) marker[file.path] = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, algorithm: sum.algorithm, digest: sum.expected };
   }
   writeMarker(modelsDir, entry, marker);
 }
