@@ -26,6 +26,8 @@ export interface SelectingOptions extends Omit<NeuralEngineOptions, 'presets'> {
   baseUrl?: string;
   /** Tests only: a fetch that serves the catalog without a network. */
   fetchImpl?: typeof fetch;
+  /** A download that receives nothing for this long is given up (default 30 s): a dropped network must not hang tasks. */
+  stallMs?: number;
 }
 
 /** After a failed download, tasks do not try the same model again for this long (each would wait on it). */
@@ -97,14 +99,22 @@ export class SelectingSeparationEngine implements SeparationEngine {
     }
     const total = entries.reduce((n, e) => n + e.files.reduce((m, f) => m + f.sizeBytes, 0), 0);
     const done = new Map<string, number>();
+    const stallMs = this.opts.stallMs ?? 30_000;
     for (const entry of entries) {
+      const stalled = new AbortController();
+      let timer = setTimeout(() => stalled.abort(new Error(`no data for ${stallMs / 1000} s`)), stallMs);
+      const alive = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => stalled.abort(new Error(`no data for ${stallMs / 1000} s`)), stallMs);
+      };
       try {
         await pullModel(entry, {
           modelsDir: this.opts.modelsDir,
-          signal: ctx.signal,
+          signal: AbortSignal.any([ctx.signal, stalled.signal]),
           ...(this.opts.baseUrl ? { baseUrl: this.opts.baseUrl } : {}),
           ...(this.opts.fetchImpl ? { fetchImpl: this.opts.fetchImpl } : {}),
           onProgress: (p) => {
+            alive();
             done.set(`${p.model}/${p.file}`, p.receivedBytes);
             const got = [...done.values()].reduce((a, b) => a + b, 0);
             ctx.onProgress(PULL_SHARE * Math.min(1, total > 0 ? got / total : 1));
@@ -112,9 +122,11 @@ export class SelectingSeparationEngine implements SeparationEngine {
         });
       } catch (err) {
         ctx.signal.throwIfAborted();
-        const reason = (err as Error).message;
+        const reason = stalled.signal.aborted ? `download stalled: ${(stalled.signal.reason as Error).message}` : (err as Error).message;
         this.failedPulls.set(entry.name, { at: Date.now(), reason });
         return `model ${entry.name} could not be installed: ${reason}; separated with the built-in engine`;
+      } finally {
+        clearTimeout(timer);
       }
       this.failedPulls.delete(entry.name);
     }

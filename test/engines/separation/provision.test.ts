@@ -1,11 +1,15 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectingSink, sourceFromAudio } from '../../../src/engines/separation/engine.js';
 import { findPreset, presetPath, type MdxPreset } from '../../../src/engines/separation/onnx/presets.js';
 import { SelectingSeparationEngine } from '../../../src/engines/separation/select.js';
-import { presetCatalog } from '../../fixtures/pinned-catalog.js';
+import { findModel } from '../../../src/models/catalog.js';
+import { pinToBytes, presetCatalog } from '../../fixtures/pinned-catalog.js';
 import { writeModel } from '../../fixtures/separation-models.js';
 
 const kim = findPreset('Kim_Vocal_2') as MdxPreset;
@@ -40,3 +44,37 @@ describe('a verified model file that will not load', () => {
     expect(run).toEqual({ engine: 'builtin-dsp' });
   }, 120_000);
 });
+
+describe('auto-pull over a network that stops answering', () => {
+  it('gives up after the stall time, runs the built-in engine with the reason, and does not retry at once', async () => {
+    const hits: string[] = [];
+    // Answers headers, then never sends a byte: a dropped connection as a task would see it.
+    const server = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.writeHead(200, { 'content-length': 4096 });
+      res.flushHeaders();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const empty = await mkdtemp(join(tmpdir(), 'soundry-sep-stall-'));
+    try {
+      const catalog = [pinToBytes(findModel('Kim_Vocal_2')!, { [kim.file]: Buffer.alloc(4096, 1) })];
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const engine = new SelectingSeparationEngine({ modelsDir: empty, catalog, choice: 'auto', threads: 1, autoPull: true, baseUrl, stallMs: 500 });
+      const started = Date.now();
+      const run = await engine.separate(sourceFromAudio(tone(1)), 350, ctx(), collectingSink());
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(run.engine).toBe('builtin-dsp');
+      expect(run.note).toMatch(/Kim_Vocal_2 could not be installed: download stalled/);
+      expect(hits).toEqual([`/Kim_Vocal_2/${kim.file}`]);
+      const again = await engine.separate(sourceFromAudio(tone(1)), 350, ctx(), collectingSink());
+      expect(again.note).toMatch(/failed recently/);
+      expect(hits).toHaveLength(1);
+      expect(existsSync(presetPath(empty, kim))).toBe(false);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await rm(empty, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
