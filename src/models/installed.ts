@@ -37,12 +37,20 @@ export function expectedChecksum(file: ModelFile): { algorithm: 'sha256' | 'md5'
   return null;
 }
 
-function readMarker(modelsDir: string, entry: ModelEntry): MarkerFile {
+/**
+ * Digests remembered in memory by one long-lived caller (an engine thread's engine), keyed by model folder: where
+ * MODELS_DIR is read-only the marker cannot be written, and a route decision must not re-hash 60 MB each time.
+ */
+export type VerifiedMemo = Map<string, MarkerFile>;
+
+function readMarker(modelsDir: string, entry: ModelEntry, memo?: VerifiedMemo): MarkerFile {
+  let disk: MarkerFile = {};
   try {
-    return MarkerFile.parse(JSON.parse(readFileSync(join(modelDir(modelsDir, entry), MARKER), 'utf8')));
+    disk = MarkerFile.parse(JSON.parse(readFileSync(join(modelDir(modelsDir, entry), MARKER), 'utf8')));
   } catch {
-    return {};
+    // No marker yet (or unreadable): every present file is hashed once.
   }
+  return { ...memo?.get(modelDir(modelsDir, entry)), ...disk };
 }
 
 function writeMarker(modelsDir: string, entry: ModelEntry, marker: MarkerFile): void {
@@ -126,14 +134,17 @@ function judge(path: string, digest: string, algorithm: string, expected: string
   return digest === expected ? { path, state: 'ok' } : { path, state: 'corrupt', reason: `${algorithm} ${digest}, expected ${expected} (checksum mismatch)` };
 }
 
-function finish(modelsDir: string, entry: ModelEntry, marker: MarkerFile, items: Array<FileCheck | Pending>, digests: Map<Pending, string>): ModelCheck {
+function finish(modelsDir: string, entry: ModelEntry, marker: MarkerFile, items: Array<FileCheck | Pending>, digests: Map<Pending, string>, memo?: VerifiedMemo): ModelCheck {
   const files = items.map((item) => {
     if (!('file' in item)) return item;
     const digest = digests.get(item)!;
     marker[item.file.path] = { size: item.size, mtimeMs: item.mtimeMs, ctimeMs: item.ctimeMs, algorithm: item.algorithm, digest };
     return judge(item.file.path, digest, item.algorithm, item.expected);
   });
-  if (digests.size > 0) writeMarker(modelsDir, entry, marker);
+  if (digests.size > 0) {
+    writeMarker(modelsDir, entry, marker);
+    memo?.set(modelDir(modelsDir, entry), marker);
+  }
   const state: ModelState = files.every((f) => f.state === 'ok') ? 'installed' : files.some((f) => f.state === 'corrupt') ? 'corrupt' : 'missing';
   return { name: entry.name, state, files };
 }
@@ -148,12 +159,12 @@ export async function checkModel(modelsDir: string, entry: ModelEntry): Promise<
 }
 
 /** The same check, synchronous: engine threads decide a route synchronously (off the event loop). */
-export function checkModelSync(modelsDir: string, entry: ModelEntry): ModelCheck {
-  const marker = readMarker(modelsDir, entry);
+export function checkModelSync(modelsDir: string, entry: ModelEntry, memo?: VerifiedMemo): ModelCheck {
+  const marker = readMarker(modelsDir, entry, memo);
   const items = plan(modelsDir, entry, marker);
   const digests = new Map<Pending, string>();
   for (const item of items) if ('file' in item) digests.set(item, digestSync(item.path, item.algorithm));
-  return finish(modelsDir, entry, marker, items, digests);
+  return finish(modelsDir, entry, marker, items, digests, memo);
 }
 
 /** Records files just verified by a pull or an import, so the next check is a stat. */

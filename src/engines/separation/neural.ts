@@ -8,6 +8,7 @@ import type { MdxOptions } from './onnx/mdx.js';
 import type { Stereo } from './onnx/overlap-add.js';
 import { TaskFailure } from '../../domain/errors.js';
 import type { ModelEntry } from '../../models/catalog.js';
+import type { VerifiedMemo } from '../../models/installed.js';
 import { installedPresets, MODEL_RATE, NEURAL_PRESETS, presetEntry, presetPath, type NeuralPreset } from './onnx/presets.js';
 import { routeFor, type Route, type StereoStage } from './onnx/routes.js';
 import { openSeparationSession, type ort } from './onnx/session.js';
@@ -51,12 +52,14 @@ export class NeuralSeparationEngine implements SeparationEngine {
   private readonly sessions = new Map<string, Promise<ort.InferenceSession>>();
   private ffts = new Map<number, RealFft>();
   private provider: FftProvider | undefined;
+  // Digests this instance has verified, for a MODELS_DIR where the on-disk marker cannot be written.
+  private readonly verified: VerifiedMemo = new Map();
 
   constructor(private readonly opts: NeuralEngineOptions) {}
 
   /** The route this engine would take for a model type with what is installed now, if any. */
   route(modelType: number): Route | undefined {
-    const available = installedPresets(this.opts.modelsDir, this.opts.presets ?? NEURAL_PRESETS, this.opts.catalog);
+    const available = installedPresets(this.opts.modelsDir, this.opts.presets ?? NEURAL_PRESETS, this.opts.catalog, this.verified);
     return routeFor(modelType, available, (t) => STEMS_BY_MODEL_TYPE[t] ?? []);
   }
 
@@ -69,7 +72,7 @@ export class NeuralSeparationEngine implements SeparationEngine {
     const catalogued = presets.filter((p) => presetEntry(p, this.opts.catalog) !== undefined);
     const route = routeFor(modelType, catalogued, (t) => STEMS_BY_MODEL_TYPE[t] ?? []);
     if (!route) return [];
-    const installed = new Set(installedPresets(this.opts.modelsDir, route.presets, this.opts.catalog));
+    const installed = new Set(installedPresets(this.opts.modelsDir, route.presets, this.opts.catalog, this.verified));
     return route.presets.filter((p) => !installed.has(p)).map((p) => presetEntry(p, this.opts.catalog)!);
   }
 

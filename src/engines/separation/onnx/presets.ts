@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { MODEL_CATALOG, type ModelEntry } from '../../../models/catalog.js';
-import { checkModelSync, type ModelCheck } from '../../../models/installed.js';
+import { checkModelSync, type ModelCheck, type VerifiedMemo } from '../../../models/installed.js';
 
 /**
  * What the neural engines need to know about each supported ONNX model: its file (under MODELS_DIR/<name>/),
@@ -70,14 +70,14 @@ export function presetEntry(p: NeuralPreset, catalog: readonly ModelEntry[] = MO
 }
 
 /** Each preset's catalog check (absent: not in the catalog, so never usable). */
-export function checkPresets(modelsDir: string, presets: readonly NeuralPreset[], catalog: readonly ModelEntry[] = MODEL_CATALOG): Map<NeuralPreset, ModelCheck | undefined> {
+export function checkPresets(modelsDir: string, presets: readonly NeuralPreset[], catalog: readonly ModelEntry[] = MODEL_CATALOG, memo?: VerifiedMemo): Map<NeuralPreset, ModelCheck | undefined> {
   return new Map(presets.map((p) => {
     const entry = presetEntry(p, catalog);
-    return [p, entry ? checkModelSync(modelsDir, entry) : undefined];
+    return [p, entry ? checkModelSync(modelsDir, entry, memo) : undefined];
   }));
 }
 
-export function installedPresets(modelsDir: string, presets: readonly NeuralPreset[] = NEURAL_PRESETS, catalog: readonly ModelEntry[] = MODEL_CATALOG): NeuralPreset[] {
-  const checks = checkPresets(modelsDir, presets, catalog);
+export function installedPresets(modelsDir: string, presets: readonly NeuralPreset[] = NEURAL_PRESETS, catalog: readonly ModelEntry[] = MODEL_CATALOG, memo?: VerifiedMemo): NeuralPreset[] {
+  const checks = checkPresets(modelsDir, presets, catalog, memo);
   return presets.filter((p) => checks.get(p)?.state === 'installed');
 }
