@@ -4,7 +4,7 @@
  * `models remove` deletes a catalog model's folder.
  */
 import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { ModelEntry, ModelFile } from './catalog.js';
 import { fileDigest, modelDir, modelFilePath } from './download.js';
 import { expectedChecksum, rememberVerified } from './installed.js';
@@ -42,8 +42,7 @@ export async function importModel(entry: ModelEntry, sources: string[], modelsDi
   for (const { file, source } of pairs) {
     const dest = modelFilePath(modelsDir, entry, file);
     const part = `${dest}.part`;
-    await mkdir(modelDir(modelsDir, entry), { recursive: true });
-    await mkdir(dest.slice(0, dest.length - basename(dest).length), { recursive: true });
+    await mkdir(dirname(dest), { recursive: true });
     await copyFile(source, part);
     const fh = await open(part, 'r+');
     try {
