@@ -9,6 +9,7 @@ import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { checkTarget, FetchInputError, guardedGet, type AddressPolicy, type LookupFn } from '../media/fetch-input.js';
 import { MODEL_CATALOG, modelSizeBytes, type ModelEntry, type ModelFile, type ModelKind } from './catalog.js';
+import { withDownloadLock } from './download-lock.js';
 import { checkModel, rememberVerified, type FileCheck, type ModelState } from './installed.js';
 
 export interface PullProgress {
@@ -277,8 +278,10 @@ export async function pullModel(entry: ModelEntry, opts: PullOptions): Promise<P
       result.files.push({ path: file.path, outcome: 'skipped', sizeBytes: size });
       continue;
     }
-    // A present but wrong file stays until a verified download replaces it via rename.
-    const outcome = await downloadFile(entry, file, dest, opts);
+    // A present but wrong file stays until a verified download replaces it via rename; one writer per file.
+    const outcome = await withDownloadLock(dest, (touch) =>
+      downloadFile(entry, file, dest, { ...opts, onProgress: (p) => { touch(); opts.onProgress?.(p); } }),
+    );
     result.files.push({ path: file.path, outcome, sizeBytes: file.sizeBytes });
   }
   // Every file above matched its checksum: remembered, so listing and engines need only a stat from now on.

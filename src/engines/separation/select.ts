@@ -3,6 +3,7 @@ import { BuiltinSeparationEngine, type BuiltinOptions } from './builtin.js';
 import { isModelType, type AudioSource, type SeparationEngine, type SeparationRun, type StemSink } from './engine.js';
 import { ModelLoadError, NeuralSeparationEngine, type NeuralEngineOptions } from './neural.js';
 import { pullModel } from '../../models/download.js';
+import { DownloadBusyError } from '../../models/download-lock.js';
 import type { ModelEntry } from '../../models/catalog.js';
 import { findPreset, NEURAL_PRESETS } from './onnx/presets.js';
 
@@ -123,7 +124,8 @@ export class SelectingSeparationEngine implements SeparationEngine {
       } catch (err) {
         ctx.signal.throwIfAborted();
         const reason = stalled.signal.aborted ? `download stalled: ${(stalled.signal.reason as Error).message}` : (err as Error).message;
-        this.failedPulls.set(entry.name, { at: Date.now(), reason });
+        // Another task downloading the same file is no sign of a broken mirror: the next task simply finds it installed.
+        if (!(err instanceof DownloadBusyError)) this.failedPulls.set(entry.name, { at: Date.now(), reason });
         return `model ${entry.name} could not be installed: ${reason}; separated with the built-in engine`;
       } finally {
         clearTimeout(timer);
