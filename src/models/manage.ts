@@ -8,6 +8,7 @@ import { basename, dirname } from 'node:path';
 import type { ModelEntry, ModelFile } from './catalog.js';
 import { fileDigest, modelDir, modelFilePath } from './download.js';
 import { expectedChecksum, rememberVerified } from './installed.js';
+import { withDownloadLock } from './download-lock.js';
 
 export class ImportRefused extends Error {}
 
@@ -41,22 +42,25 @@ export async function importModel(entry: ModelEntry, sources: string[], modelsDi
   const result: ImportResult = { name: entry.name, dir: modelDir(modelsDir, entry), files: [] };
   for (const { file, source } of pairs) {
     const dest = modelFilePath(modelsDir, entry, file);
-    const part = `${dest}.part`;
-    await mkdir(dirname(dest), { recursive: true });
-    await copyFile(source, part);
-    const fh = await open(part, 'r+');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    // The copy is checked again: the source could have changed between the check and the copy.
-    const sum = expectedChecksum(file)!;
-    if ((await fileDigest(part, sum.algorithm)) !== sum.expected) {
-      await rm(part, { force: true });
-      throw new ImportRefused(`${source} changed while it was copied; nothing was installed for ${file.path}`);
-    }
-    await rename(part, dest);
+    // The same lock as a download: an import never shares a .part file with one in progress.
+    await withDownloadLock(dest, async () => {
+      const part = `${dest}.part`;
+      await mkdir(dirname(dest), { recursive: true });
+      await copyFile(source, part);
+      const fh = await open(part, 'r+');
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      // The copy is checked again: the source could have changed between the check and the copy.
+      const sum = expectedChecksum(file)!;
+      if ((await fileDigest(part, sum.algorithm)) !== sum.expected) {
+        await rm(part, { force: true });
+        throw new ImportRefused(`${source} changed while it was copied; nothing was installed for ${file.path}`);
+      }
+      await rename(part, dest);
+    });
     result.files.push({ path: file.path, from: source, sizeBytes: file.sizeBytes });
   }
   rememberVerified(modelsDir, entry);
