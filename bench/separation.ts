@@ -8,6 +8,7 @@ import { BuiltinSeparationEngine } from '../src/engines/separation/builtin.js';
 import { DEFAULT_TEMPLATE_SOURCE, type TemplateSource } from '../src/engines/separation/dsp/nmf.js';
 import { NeuralSeparationEngine } from '../src/engines/separation/neural.js';
 import { installedPresets } from '../src/engines/separation/onnx/presets.js';
+import { loadCatalog } from '../src/models/catalog-file.js';
 import { collectingSink, STEMS_BY_MODEL_TYPE, type AudioSource } from '../src/engines/separation/engine.js';
 import { machine, root, writeResult } from './lib.js';
 import { museval4Sdr, siSdr } from './separation-metrics.js';
@@ -178,10 +179,12 @@ function templateSection(rows: string[]): string[] {
 
 /** Neural models installed in MODELS_DIR (default data/models): scored on the model types they serve. */
 const MODELS_DIR = process.env.MODELS_DIR ?? `${root}/data/models`;
+/** Installed means verified against the catalog; stand-in models come with their own (bench/standin-models.ts). */
+const CATALOG = loadCatalog(process.env.MODELS_CATALOG_FILE);
 
 async function neuralQuality(fft: FftProvider): Promise<string[]> {
   const tools = resolveMediaTools({ preferSystem: true });
-  const engine = new NeuralSeparationEngine({ modelsDir: MODELS_DIR, fft });
+  const engine = new NeuralSeparationEngine({ modelsDir: MODELS_DIR, catalog: CATALOG, fft });
   const rows: string[] = [];
   try {
     for (const tr of tracks()) {
@@ -247,7 +250,7 @@ async function speedChild(modelType: number, seconds: number, engineName = 'buil
   };
   let frames = 0;
   const t0 = performance.now();
-  const engine = engineName === 'neural' ? new NeuralSeparationEngine({ modelsDir: MODELS_DIR }) : new BuiltinSeparationEngine();
+  const engine = engineName === 'neural' ? new NeuralSeparationEngine({ modelsDir: MODELS_DIR, catalog: CATALOG }) : new BuiltinSeparationEngine();
   await engine.separate(source, modelType, ctx(), { write: (_s, stems) => { frames += Object.values(stems)[0]!.channels[0]!.length; } });
   const wall = (performance.now() - t0) / 1000;
   if (frames !== total) throw new Error(`wrote ${frames} of ${total} frames`);
@@ -324,11 +327,11 @@ export async function benchSeparation(opts: { speedModels?: number[]; longModels
     speed.push(`| ${mt} | 60 min | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.maxRssMb.toFixed(0)} MB |`);
     console.error(`speed: ${mt} 60 min ${r.rtf.toFixed(3)}`);
   }
-  const neural = installedPresets(MODELS_DIR);
+  const neural = installedPresets(MODELS_DIR, undefined, CATALOG);
   const neuralRows = neural.length ? await neuralQuality(fft) : [];
   const neuralSpeed: string[] = [];
   if (neural.length) {
-    const probe = new NeuralSeparationEngine({ modelsDir: MODELS_DIR });
+    const probe = new NeuralSeparationEngine({ modelsDir: MODELS_DIR, catalog: CATALOG });
     for (const mt of speedModels.filter((m) => probe.supports(m))) {
       const r = await runChild(mt, 180, 'neural');
       neuralSpeed.push(`| ${mt} | ${probe.route(mt)!.label} | 3 min | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.maxRssMb.toFixed(0)} MB |`);

@@ -47,6 +47,8 @@ import { JobRunner } from '../jobs/runner.js';
 import { EngineThreadPool } from './thread-pool.js';
 import type { TaskHandler } from '../jobs/handler.js';
 import { createVoiceLibrary } from '../engines/tts/setup.js';
+import { chooseExecutionProviders } from '../engines/onnx-provider.js';
+import { loadCatalog } from '../models/catalog-file.js';
 import { loadOrCreateSecret } from './secret.js';
 import { createHmac } from 'node:crypto';
 import { checkTarget } from '../media/fetch-input.js';
@@ -123,6 +125,10 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     );
   }
   await mkdir(config.TMP_DIR, { recursive: true });
+  // A bad MODELS_CATALOG_FILE stops start-up with its reason rather than silently trusting nothing (or everything).
+  const catalog = [...loadCatalog(config.MODELS_CATALOG_FILE)];
+  const onnx = chooseExecutionProviders(config.ONNX_EXECUTION_PROVIDER);
+  logger.info({ providers: onnx.providers }, `ONNX execution provider: ${onnx.reason}`);
   if (config.PODCAST_MUSIC_FILE && !existsSync(config.PODCAST_MUSIC_FILE)) {
     throw new Error(`PODCAST_MUSIC_FILE does not exist: ${config.PODCAST_MUSIC_FILE}`);
   }
@@ -157,7 +163,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       : null,
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
-  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR });
+  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog });
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
@@ -171,7 +177,15 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   let pool: EngineThreadPool | null = null;
   // One pool per process, made on first use: workers need it, and the API needs it for voice samples.
   const enginePool = () =>
-    (pool ??= new EngineThreadPool({ threads: config.WORKER_THREADS, env: { modelsDir: config.MODELS_DIR, separationEngine: config.SEPARATION_ENGINE, tmpDir: temp.dir } }));
+    (pool ??= new EngineThreadPool({ threads: config.WORKER_THREADS, env: {
+      modelsDir: config.MODELS_DIR,
+      separationEngine: config.SEPARATION_ENGINE,
+      tmpDir: temp.dir,
+      catalog,
+      autoPull: config.MODELS_AUTO_PULL,
+      ...(config.MODELS_BASE_URL ? { modelsBaseUrl: config.MODELS_BASE_URL } : {}),
+      executionProviders: onnx.providers,
+    } }));
   const voiceSamples = {
     async render(voice: { id: number; language: string }, text: string, path: string) {
       const out = await enginePool().run(

@@ -7,6 +7,7 @@ import type { Database } from '../adapters/sql/schema.js';
 import type { Kysely } from 'kysely';
 import { registerAdminCommands, CliError } from './admin.js';
 import { registerModelCommands } from './models.js';
+import { loadCatalog } from '../models/catalog-file.js';
 
 /** Admin CLI: one JSON object on stdout per command; errors as {"error": ...} on stderr, exit 1. */
 async function main(argv: string[]): Promise<void> {
@@ -21,7 +22,13 @@ async function main(argv: string[]): Promise<void> {
     tasks: async () => new SqlTaskStore(await database()),
     print,
   });
-  registerModelCommands(program, { modelsDir: config.MODELS_DIR, print });
+  registerModelCommands(program, {
+    modelsDir: config.MODELS_DIR,
+    print,
+    catalog: loadCatalog(config.MODELS_CATALOG_FILE),
+    ...(config.MODELS_BASE_URL ? { baseUrl: config.MODELS_BASE_URL } : {}),
+    progressBar: process.stderr.isTTY === true,
+  });
   try {
     await program.parseAsync(argv);
   } finally {

@@ -1,6 +1,8 @@
+import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { MODEL_CATALOG, findModel, type ModelEntry, type ModelKind } from '../models/catalog.js';
 import { listModels, pullModel, type PullProgress, type PullResult } from '../models/download.js';
+import { ImportRefused, importModel, removeModel } from '../models/manage.js';
 import { CliError } from './admin.js';
 
 export interface ModelCommandDeps {
@@ -11,6 +13,10 @@ export interface ModelCommandDeps {
   progress?: (line: string) => void;
   fetchImpl?: typeof fetch;
   catalog?: readonly ModelEntry[];
+  /** MODELS_BASE_URL: downloads come from this mirror. */
+  baseUrl?: string;
+  /** Draw a progress bar (stderr is a terminal) instead of progress lines. */
+  progressBar?: boolean;
 }
 
 const KINDS: readonly ModelKind[] = ['tts', 'separation', 'enhance', 'vad', 'asr'];
@@ -33,6 +39,31 @@ function progressReporter(write: (line: string) => void): (p: PullProgress) => v
   };
 }
 
+/** A cli-progress bar per file on stderr; stdout keeps its one JSON object. */
+function progressBar(): { onProgress: (p: PullProgress) => void; stop: () => void } {
+  const bars = new cliProgress.MultiBar(
+    { stream: process.stderr, format: '{file} [{bar}] {percentage}% {got}/{size} MiB', hideCursor: true, clearOnComplete: false },
+    cliProgress.Presets.shades_classic,
+  );
+  const byFile = new Map<string, cliProgress.SingleBar>();
+  return {
+    onProgress(p) {
+      const key = `${p.model}/${p.file}`;
+      let bar = byFile.get(key);
+      const payload = { file: key, got: (p.receivedBytes / MiB).toFixed(1), size: (p.totalBytes / MiB).toFixed(1) };
+      if (!bar) byFile.set(key, (bar = bars.create(p.totalBytes, p.receivedBytes, payload)));
+      bar.update(p.receivedBytes, payload);
+    },
+    stop: () => bars.stop(),
+  };
+}
+
+function entryOrFail(catalog: readonly ModelEntry[], name: string): ModelEntry {
+  const entry = findModel(name, catalog);
+  if (!entry) throw new CliError(`unknown model: ${name} (see: soundry models list)`);
+  return entry;
+}
+
 export function registerModelCommands(program: Command, deps: ModelCommandDeps): void {
   const catalog = deps.catalog ?? MODEL_CATALOG;
   const writeProgress = deps.progress ?? ((line: string) => void process.stderr.write(line));
@@ -40,14 +71,14 @@ export function registerModelCommands(program: Command, deps: ModelCommandDeps):
 
   models
     .command('list')
-    .description('List catalog models and whether they are installed in MODELS_DIR')
+    .description('List catalog models: per file its URL, size and checksum; per model installed, missing or corrupt')
     .option('--kind <kind>', `only this kind (${KINDS.join(', ')})`)
     .option('--installed', 'only installed models')
     .action(async (opts: { kind?: string; installed?: boolean }) => {
       if (opts.kind !== undefined && !KINDS.includes(opts.kind as ModelKind)) {
         throw new CliError(`--kind must be one of ${KINDS.join(', ')}, got ${opts.kind}`);
       }
-      const all = await listModels({ modelsDir: deps.modelsDir, catalog });
+      const all = await listModels({ modelsDir: deps.modelsDir, catalog, ...(deps.baseUrl ? { baseUrl: deps.baseUrl } : {}) });
       const shown = all.filter((m) => (!opts.kind || m.kind === opts.kind) && (!opts.installed || m.installed));
       deps.print({ modelsDir: deps.modelsDir, models: shown });
     });
@@ -64,17 +95,48 @@ export function registerModelCommands(program: Command, deps: ModelCommandDeps):
         entries = catalog.filter((m) => m.kind === 'tts');
       } else {
         if (!name) throw new CliError('missing model name (see: soundry models list), or use --all-tts');
-        const entry = findModel(name, catalog);
-        if (!entry) throw new CliError(`unknown model: ${name} (see: soundry models list)`);
-        entries = [entry];
+        entries = [entryOrFail(catalog, name)];
       }
-      const onProgress = progressReporter(writeProgress);
+      const bar = deps.progressBar ? progressBar() : null;
+      const onProgress = bar ? bar.onProgress : progressReporter(writeProgress);
       const pulled: PullResult[] = [];
-      for (const entry of entries) {
-        pulled.push(
-          await pullModel(entry, { modelsDir: deps.modelsDir, onProgress, ...(deps.fetchImpl ? { fetchImpl: deps.fetchImpl } : {}) }),
-        );
+      try {
+        for (const entry of entries) {
+          pulled.push(
+            await pullModel(entry, {
+              modelsDir: deps.modelsDir,
+              onProgress,
+              ...(deps.fetchImpl ? { fetchImpl: deps.fetchImpl } : {}),
+              ...(deps.baseUrl ? { baseUrl: deps.baseUrl } : {}),
+            }),
+          );
+        }
+      } finally {
+        bar?.stop();
       }
       deps.print(opts.allTts ? { pulled } : pulled[0]);
+    });
+
+  models
+    .command('add')
+    .description('Install a model from local files (an offline copy), after checking their sizes and checksums')
+    .argument('<name>', 'model name from `models list`')
+    .argument('<files...>', "the model's files (matched by file name)")
+    .action(async (name: string, files: string[]) => {
+      const entry = entryOrFail(catalog, name);
+      try {
+        deps.print(await importModel(entry, files, deps.modelsDir));
+      } catch (err) {
+        if (err instanceof ImportRefused) throw new CliError(`not installed: ${err.message}`);
+        throw err;
+      }
+    });
+
+  models
+    .command('remove')
+    .description("Delete a model's folder from MODELS_DIR")
+    .argument('<name>', 'model name from `models list`')
+    .action(async (name: string) => {
+      deps.print(await removeModel(entryOrFail(catalog, name), deps.modelsDir));
     });
 }

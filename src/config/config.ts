@@ -100,6 +100,18 @@ const EnvSchema = z.object({
    * Model names are the engines' to know: the composition root checks them (config imports no engine).
    */
   SEPARATION_ENGINE: z.string().min(1).default('auto'),
+  /**
+   * On by default: a fresh install should get the neural engines without a manual step (docs/models.md). A task
+   * whose model is missing downloads it (verified, atomic); if that fails it runs on the built-in engine and says so.
+   * Sites without network set it off, so no task waits on a download that cannot succeed.
+   */
+  MODELS_AUTO_PULL: bool.default(true),
+  /** A mirror for every model download: `<base>/<model name>/<file path>` (air-gapped sites). */
+  MODELS_BASE_URL: z.string().url().optional(),
+  /** JSON of the site's own catalog entries (replacing files of a built-in model, or adding one), docs/models.md. */
+  MODELS_CATALOG_FILE: z.string().min(1).optional(),
+  /** auto: CUDA when onnxruntime-node's CUDA provider is installed, else CPU (logged at start-up); docs/models.md. */
+  ONNX_EXECUTION_PROVIDER: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
   /** An audio file (operator's own, licensed for this use) laid under podcast episodes as intro/outro bed with ducking. */
   PODCAST_MUSIC_FILE: z.string().min(1).optional(),
   PODCAST_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),

@@ -5,6 +5,7 @@
  * name without an entry, or an entry of the wrong shape, is a compile error.
  */
 import type { EngineContext } from '../ports/engines.js';
+import type { ModelEntry } from '../models/catalog.js';
 import type { TtsThreadInput, TtsThreadOutput } from './tts/thread.js';
 import type { SeparationThreadInput, SeparationThreadOutput } from './separation/thread.js';
 import type { EnhanceThreadInput, EnhanceThreadOutput } from './enhance/thread.js';
@@ -29,6 +30,13 @@ export type ThreadTable = {
 export interface ThreadEnv {
   modelsDir: string;
   separationEngine: string;
+  /** The effective model catalog (built-in plus MODELS_CATALOG_FILE): what counts as installed is checked against it. */
+  catalog?: readonly ModelEntry[];
+  /** MODELS_AUTO_PULL and MODELS_BASE_URL. */
+  autoPull?: boolean;
+  modelsBaseUrl?: string;
+  /** onnxruntime execution providers, resolved once at start-up from ONNX_EXECUTION_PROVIDER. */
+  executionProviders?: readonly string[];
   /**
    * Where each thread run gets a scratch folder (the process's own temp folder, swept if the process
    * dies); unset: the system's temp folder.

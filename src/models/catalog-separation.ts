@@ -5,10 +5,12 @@
  * Only models whose full-file checksum is published somewhere public are listed:
  * - Kim_Vocal_2 (MDX-Net vocals): sha256 and size as recorded from the UVR release file mirrored on Hugging Face
  *   (seanghay/uvr_models, Politrees/UVR_resources); the URL is UVR's own release.
- * Left out, because only UVR's tail-md5 (the md5 of the last 10,000 KiB, a lookup key, not a file checksum) could
- * be found: UVR-MDX-NET-Inst_HQ_3, UVR-MDX-NET-Voc_FT, UVR_MDXNET_KARA_2. HTDemucs / HTDemucs-6s ONNX exports
- * (sevagh/demucs.onnx layout) have no official release with a checksum. All of them still run when their .onnx is
- * copied to MODELS_DIR/<name>/<name>.onnx (see docs/api.md).
+ * - UVR-MDX-NET-Inst_HQ_3, UVR-MDX-NET-Voc_FT, UVR_MDXNET_KARA_2: size and sha256 from the Git LFS pointers of the
+ *   same release files mirrored on Hugging Face (the method that reproduces the Kim_Vocal_2 value above); the URL is
+ *   UVR's own release.
+ * HTDemucs / HTDemucs-6s ONNX exports (sevagh/demucs.onnx layout) have no official release with a checksum, so they
+ * are not here: an operator who has one lists it with its sha256 in MODELS_CATALOG_FILE (see docs/models.md), and
+ * only then is it used.
  */
 import type { OtherModelEntry } from './catalog.js';
 
@@ -30,4 +32,18 @@ export const SEPARATION_MODELS: readonly OtherModelEntry[] = [
       },
     ],
   },
+  mdxEntry('UVR-MDX-NET-Voc_FT', 'MDX-Net vocal model (UVR, fine-tuned); 44.1 kHz stereo; serves model_type 350', 'vocals', [350, 490], 66762490, '534b2070fcc7df514b13ef660dc8cbb328679c2374d04354a5c42bb14ecce111'),
+  mdxEntry('UVR-MDX-NET-Inst_HQ_3', 'MDX-Net instrumental model (UVR); vocals = mixture - instrumental; serves model_type 350', 'instrumental', [350, 490], 66759214, '317554b07fe1ea5279a77f2b1520a41ea4b93432560c4ffd08792c30fddf9adc'),
+  mdxEntry('UVR_MDXNET_KARA_2', 'MDX-Net karaoke model (UVR): keeps backing vocals apart from the lead; serves model_type 490 after a vocal model', 'instrumental', [490], 52786726, 'bf32e15105a09c0f7dddd2b67346146334d6f3ecb399ed7638eba2ab07cbf5f4'),
 ];
+
+function mdxEntry(name: string, description: string, stem: string, modelTypes: number[], sizeBytes: number, sha256: string): OtherModelEntry {
+  return {
+    name,
+    kind: 'separation',
+    description,
+    license: 'Distributed by Ultimate Vocal Remover (MIT code); the weights carry no separate licence file',
+    meta: { engine: 'onnx-mdx', sampleRate: 44100, stems: [stem], modelTypes },
+    files: [{ path: `${name}.onnx`, url: `${UVR_RELEASE}/${name}.onnx`, sizeBytes, sha256 }],
+  };
+}

@@ -3,7 +3,10 @@
  * published checksum; a model whose checksum could not be found is left out rather than guessed.
  *
  * Piper voices: sizes and md5 digests are copied from the official piper-voices `voices.json`
- * (the copy rhasspy embeds in rhasspy/wyoming-piper, which downloads from the same v1.0.0 tag).
+ * (the copy rhasspy embeds in rhasspy/wyoming-piper, which downloads from the same v1.0.0 tag). No public list of the
+ * voice files' sha256 (the Hub's LFS oids) could be found from here, so the published md5 stays the checksum, except
+ * for en_US-lessac-medium.onnx.json: a copy whose md5 matches the published one is in the shared corpus, and its
+ * sha256 was measured on it. Where only md5 exists it still rules out LFS pointers, truncation and foreign files.
  */
 import type { AgeGroup, Gender } from '../ports/engines.js';
 import { ENHANCE_MODELS } from './catalog-enhance.js';
@@ -83,6 +86,8 @@ interface PiperRow {
   espeakVoice: string;
   onnx: [sizeBytes: number, md5: string];
   json: [sizeBytes: number, md5: string];
+  /** sha256 of the .onnx.json, where one was measured on a copy matching the published md5. */
+  jsonSha256?: string;
   voices: PiperApiVoice[];
 }
 
@@ -105,7 +110,7 @@ function piperEntry(row: PiperRow): TtsModelEntry {
     license: PIPER_LICENSE,
     files: [
       { path: modelFile, url: piperUrl([...dir, modelFile]), sizeBytes: row.onnx[0], md5: row.onnx[1] },
-      { path: configFile, url: piperUrl([...dir, configFile]), sizeBytes: row.json[0], md5: row.json[1] },
+      { path: configFile, url: piperUrl([...dir, configFile]), sizeBytes: row.json[0], md5: row.json[1], ...(row.jsonSha256 ? { sha256: row.jsonSha256 } : {}) },
     ],
     piper: {
       key: row.key,
@@ -132,6 +137,7 @@ const PIPER_ROWS: PiperRow[] = [
   {
     key: 'en_US-lessac-medium', language: 'en', espeakVoice: 'en-us',
     onnx: [63201294, '2fc642b535197b6305c7c8f92dc8b24f'], json: [4885, 'c1f2b7bddefe113f3255ff9ef234cfd3'],
+    jsonSha256: 'efe19c417bed055f2d69908248c6ba650fa135bc868b0e6abb3da181dab690a0',
     voices: [voice(5001, 'Lessac (US English)', 'female', 'Lessac Blizzard 2013 corpus: one female speaker')],
   },
   {

@@ -9,6 +9,8 @@ import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { checkTarget, FetchInputError, guardedGet, type AddressPolicy, type LookupFn } from '../media/fetch-input.js';
 import { MODEL_CATALOG, modelSizeBytes, type ModelEntry, type ModelFile, type ModelKind } from './catalog.js';
+import { withDownloadLock } from './download-lock.js';
+import { checkModel, rememberVerified, type FileCheck, type ModelState } from './installed.js';
 
 export interface PullProgress {
   model: string;
@@ -25,6 +27,15 @@ export interface PullOptions {
   lookup?: LookupFn;
   onProgress?: (p: PullProgress) => void;
   signal?: AbortSignal;
+  /** MODELS_BASE_URL: every file is fetched from `<base>/<model name>/<file path>` instead of its official URL. */
+  baseUrl?: string;
+}
+
+/** Where a catalog file is downloaded from: its official URL, or the mirror's copy. */
+export function downloadUrl(entry: Pick<ModelEntry, 'name'>, file: Pick<ModelFile, 'path' | 'url'>, baseUrl?: string): string {
+  if (!baseUrl) return file.url;
+  const path = [entry.name, ...file.path.split('/')].map(encodeURIComponent).join('/');
+  return `${baseUrl.replace(/\/+$/, '')}/${path}`;
 }
 
 export type FileOutcome = 'skipped' | 'downloaded' | 'resumed';
@@ -169,6 +180,7 @@ async function downloadFile(
   opts: PullOptions,
 ): Promise<FileOutcome> {
   const { algorithm, expected } = checksumOf(file);
+  const url = downloadUrl(entry, file, opts.baseUrl);
   const part = `${dest}.part`;
   const report = (receivedBytes: number) =>
     opts.onProgress?.({ model: entry.name, file: file.path, receivedBytes, totalBytes: file.sizeBytes });
@@ -194,7 +206,7 @@ async function downloadFile(
 
   let resumed = false;
   const get = (headers: Record<string, string>) =>
-    withContext(file.url, opts.signal, () => guardedDownload(file.url, headers, opts));
+    withContext(url, opts.signal, () => guardedDownload(url, headers, opts));
   let res = await get(offset > 0 ? { Range: `bytes=${offset}-` } : {});
   if (res.status === 416 && offset > 0) {
     // The server disagrees about the part; start over rather than guess.
@@ -205,14 +217,14 @@ async function downloadFile(
   }
   if (!res.ok) {
     await res.body?.cancel();
-    throw new Error(`download of ${file.url} failed: HTTP ${res.status}`);
+    throw new Error(`download of ${url} failed: HTTP ${res.status}`);
   }
   let append = false;
   if (res.status === 206) {
     const start = contentRangeStart(res.headers.get('content-range'));
     if (start !== null && start !== offset) {
       await res.body?.cancel();
-      throw new Error(`download of ${file.url}: server resumed at byte ${start}, expected ${offset}`);
+      throw new Error(`download of ${url}: server resumed at byte ${start}, expected ${offset}`);
     }
     append = offset > 0;
     resumed = append;
@@ -221,7 +233,7 @@ async function downloadFile(
     offset = 0;
     hash = createHash(algorithm);
   }
-  if (!res.body) throw new Error(`download of ${file.url}: empty response body`);
+  if (!res.body) throw new Error(`download of ${url}: empty response body`);
   const body = res.body as unknown as AsyncIterable<Uint8Array>;
 
   await mkdir(dirname(part), { recursive: true });
@@ -229,7 +241,7 @@ async function downloadFile(
   let received = offset;
   try {
     report(received);
-    await withContext(file.url, opts.signal, async () => {
+    await withContext(url, opts.signal, async () => {
       for await (const chunk of body) {
         hash.update(chunk);
         await fh.write(chunk);
@@ -266,10 +278,14 @@ export async function pullModel(entry: ModelEntry, opts: PullOptions): Promise<P
       result.files.push({ path: file.path, outcome: 'skipped', sizeBytes: size });
       continue;
     }
-    // A present but wrong file stays until a verified download replaces it via rename.
-    const outcome = await downloadFile(entry, file, dest, opts);
+    // A present but wrong file stays until a verified download replaces it via rename; one writer per file.
+    const outcome = await withDownloadLock(dest, (touch) =>
+      downloadFile(entry, file, dest, { ...opts, onProgress: (p) => { touch(); opts.onProgress?.(p); } }),
+    );
     result.files.push({ path: file.path, outcome, sizeBytes: file.sizeBytes });
   }
+  // Every file above matched its checksum: remembered, so listing and engines need only a stat from now on.
+  rememberVerified(opts.modelsDir, entry);
   return result;
 }
 
@@ -278,36 +294,43 @@ export interface ModelStatus {
   kind: ModelKind;
   description: string;
   license: string;
-  /** Every file present at its catalog size (checksums are verified by pull, not by listing). */
+  /** installed: every file at its catalog size with a verified checksum; corrupt: a file is there but wrong. */
+  state: ModelState;
   installed: boolean;
   sizeBytes: number;
   installedBytes: number;
-  files: Array<{ path: string; sizeBytes: number; present: boolean }>;
+  files: Array<{ path: string; url: string; sizeBytes: number; sha256?: string; md5?: string; state: FileCheck['state']; reason?: string }>;
 }
 
-export async function listModels(opts: {
-  modelsDir: string;
-  catalog?: readonly ModelEntry[];
-}): Promise<ModelStatus[]> {
+export async function listModels(opts: { modelsDir: string; catalog?: readonly ModelEntry[]; baseUrl?: string }): Promise<ModelStatus[]> {
   const catalog = opts.catalog ?? MODEL_CATALOG;
-  return Promise.all(
-    catalog.map(async (entry) => {
-      const files = await Promise.all(
-        entry.files.map(async (f) => {
-          const size = await sizeOf(modelFilePath(opts.modelsDir, entry, f));
-          return { path: f.path, sizeBytes: f.sizeBytes, present: size !== null && size === f.sizeBytes };
-        }),
-      );
+  const out: ModelStatus[] = [];
+  // One model at a time: a stale marker means hashing, and hashing every model at once would thrash the disk.
+  for (const entry of catalog) {
+    const checked = await checkModel(opts.modelsDir, entry);
+    const files = entry.files.map((f, i) => {
+      const c = checked.files[i]!;
       return {
-        name: entry.name,
-        kind: entry.kind,
-        description: entry.description,
-        license: entry.license,
-        installed: files.every((f) => f.present),
-        sizeBytes: modelSizeBytes(entry),
-        installedBytes: files.reduce((sum, f) => sum + (f.present ? f.sizeBytes : 0), 0),
-        files,
+        path: f.path,
+        url: downloadUrl(entry, f, opts.baseUrl),
+        sizeBytes: f.sizeBytes,
+        ...(f.sha256 ? { sha256: f.sha256 } : {}),
+        ...(f.md5 ? { md5: f.md5 } : {}),
+        state: c.state,
+        ...(c.reason ? { reason: c.reason } : {}),
       };
-    }),
-  );
+    });
+    out.push({
+      name: entry.name,
+      kind: entry.kind,
+      description: entry.description,
+      license: entry.license,
+      state: checked.state,
+      installed: checked.state === 'installed',
+      sizeBytes: modelSizeBytes(entry),
+      installedBytes: files.reduce((sum, f) => sum + (f.state === 'ok' ? f.sizeBytes : 0), 0),
+      files,
+    });
+  }
+  return out;
 }

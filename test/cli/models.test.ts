@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -93,5 +94,45 @@ describe('models CLI', () => {
   it('pulls every TTS model with --all-tts (none in this test catalog)', async () => {
     const { printed } = await run(['models', 'pull', '--all-tts']);
     expect(printed).toEqual([{ pulled: [] }]);
+  });
+
+  it('list says installed, corrupt or missing per model, with each file\'s URL, size and checksum', async () => {
+    await mkdir(join(modelsDir, 'vad-one'), { recursive: true });
+    // A Git LFS pointer where the file should be: present, yet corrupt.
+    await writeFile(join(modelsDir, 'vad-one', 'a.bin'), 'version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 50000\n');
+    let out = (await run(['models', 'list'])).printed[0] as { models: Array<{ name: string; state: string; files: Array<Record<string, unknown>> }> };
+    expect(out.models.map((m) => [m.name, m.state])).toEqual([['vad-one', 'corrupt'], ['sep-one', 'missing']]);
+    expect(out.models[0]!.files[0]).toEqual(expect.objectContaining({ url: `${base}/a.bin`, sizeBytes: BODY.length, md5: catalog()[0]!.files[0]!.md5, state: 'corrupt' }));
+    expect(out.models[0]!.files[0]!.reason).toMatch(/Git LFS pointer/);
+    // Same size, other bytes: corrupt too (the checksum decides, not the size).
+    await writeFile(join(modelsDir, 'vad-one', 'a.bin'), randomBytes(BODY.length));
+    out = (await run(['models', 'list'])).printed[0] as typeof out;
+    expect(out.models[0]!.state).toBe('corrupt');
+    expect(out.models[0]!.files[0]!.reason).toMatch(/checksum mismatch/);
+    await writeFile(join(modelsDir, 'vad-one', 'a.bin'), BODY);
+    out = (await run(['models', 'list'])).printed[0] as typeof out;
+    expect(out.models[0]!.state).toBe('installed');
+    // The verified digest is remembered beside the files, so the next listing is a stat.
+    expect(JSON.parse(await readFile(join(modelsDir, 'vad-one', '.verified.json'), 'utf8'))['a.bin']).toEqual(expect.objectContaining({ size: BODY.length, algorithm: 'md5' }));
+  });
+
+  it('add imports an offline copy only when its checksum matches; remove deletes it', async () => {
+    const offline = join(modelsDir, 'offline');
+    await mkdir(offline);
+    await writeFile(join(offline, 'a.bin'), Buffer.from(BODY).fill(0, 0, 10));
+    await expect(run(['models', 'add', 'vad-one', join(offline, 'a.bin')])).rejects.toThrow(/not installed: .*checksum mismatch/);
+    expect(existsSync(join(modelsDir, 'vad-one', 'a.bin'))).toBe(false);
+    await writeFile(join(offline, 'wrong-name.bin'), BODY.subarray(1));
+    await expect(run(['models', 'add', 'vad-one', join(offline, 'wrong-name.bin')])).rejects.toThrow(/49999 bytes/);
+    await writeFile(join(offline, 'a.bin'), BODY);
+    const { printed } = await run(['models', 'add', 'vad-one', join(offline, 'a.bin')]);
+    expect(printed[0]).toEqual(expect.objectContaining({ name: 'vad-one', files: [expect.objectContaining({ path: 'a.bin', sizeBytes: BODY.length })] }));
+    expect((await readFile(join(modelsDir, 'vad-one', 'a.bin'))).equals(BODY)).toBe(true);
+    let out = (await run(['models', 'list', '--installed'])).printed[0] as { models: Array<{ name: string }> };
+    expect(out.models.map((m) => m.name)).toEqual(['vad-one']);
+    expect((await run(['models', 'remove', 'vad-one'])).printed[0]).toEqual({ name: 'vad-one', removed: true });
+    out = (await run(['models', 'list', '--installed'])).printed[0] as typeof out;
+    expect(out.models).toEqual([]);
+    await expect(run(['models', 'remove', 'nope'])).rejects.toThrow(/unknown model/);
   });
 });

@@ -6,6 +6,7 @@ import { PiperEngine, parseEngineVoice, phonemesToIds } from '../../src/engines/
 import type { TtsModelEntry } from '../../src/models/catalog.js';
 import type { EngineContext, EngineVoice, Prosody } from '../../src/ports/engines.js';
 import { TaskFailure } from '../../src/domain/errors.js';
+import { pinToFiles } from '../fixtures/pinned-catalog.js';
 import { writeTinyPiperVoice, type TinyPiperConfigOptions, type TinyPiperOptions } from '../fixtures/onnx-builder.js';
 
 const SAMPLES_PER_ID = 256;
@@ -51,8 +52,14 @@ const phonemize = async (text: string, voice: string) => {
   return text.toLowerCase().replace(/[^a-z .,!?\n]/g, '');
 };
 
+let catalog: TtsModelEntry[] = [SINGLE, MULTI];
+
+/** Writes a stand-in voice and pins the engine's catalog to it (installed means verified against the catalog). */
 async function install(entry: TtsModelEntry, opts: TinyPiperOptions & TinyPiperConfigOptions = {}) {
   await writeTinyPiperVoice(join(modelsDir, entry.name), entry.piper.key, { samplesPerId: SAMPLES_PER_ID, ...opts });
+  catalog = catalog.map((e) => (e.name === entry.name ? pinToFiles(e, modelsDir) : e));
+  await engine.close();
+  engine = new PiperEngine({ modelsDir, catalog, phonemize, intraOpThreads: 1 });
 }
 
 function ctx(overrides: Partial<EngineContext> = {}): EngineContext {
@@ -67,7 +74,8 @@ let engine: PiperEngine;
 beforeEach(async () => {
   modelsDir = await mkdtemp(join(tmpdir(), 'soundry-piper-'));
   phonemizeCalls = [];
-  engine = new PiperEngine({ modelsDir, catalog: [SINGLE, MULTI], phonemize, intraOpThreads: 1 });
+  catalog = [SINGLE, MULTI];
+  engine = new PiperEngine({ modelsDir, catalog, phonemize, intraOpThreads: 1 });
 });
 afterEach(async () => {
   await engine.close();

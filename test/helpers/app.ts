@@ -60,7 +60,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
     profile = await startScaleOutResources();
     profiles.set(dataDir, profile);
   }
-  const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'silent', POLL_INTERVAL_MS: '50', WORKER_THREADS: '1', ...profile?.env, ...env });
+  // Tests never reach a model hub: auto-pull is on only where a test serves a mirror and says so.
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'silent', POLL_INTERVAL_MS: '50', WORKER_THREADS: '1', MODELS_AUTO_PULL: 'false', ...profile?.env, ...env });
   const logger = pino({ level: 'silent' });
   const container = await buildContainer(config, logger, opts.container);
   const runner = opts.workers === false ? null : await container.startWorkers();

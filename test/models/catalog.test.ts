@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MODEL_CATALOG, findModel, modelSizeBytes, piperModels } from '../../src/models/catalog.js';
 
@@ -44,5 +46,18 @@ describe('model catalog', () => {
     expect(lessac?.kind).toBe('tts');
     expect(modelSizeBytes(lessac!)).toBe(63201294 + 4885);
     expect(findModel('nope')).toBeUndefined();
+  });
+});
+
+describe('catalog checksums', () => {
+  it('every file has a checksum; the real Lessac config from the shared corpus verifies against both', () => {
+    for (const m of MODEL_CATALOG) for (const f of m.files) expect(f.sha256 ?? f.md5, `${m.name}/${f.path}`).toMatch(/^[0-9a-f]{32}([0-9a-f]{32})?$/);
+    const path = new URL('../../../shared/corpus/models/piper-en_US-lessac-medium/en_US-lessac-medium.onnx.json', import.meta.url);
+    if (!existsSync(path)) return; // the corpus lives beside the repository on the project's machines only
+    const bytes = readFileSync(path);
+    const file = findModel('piper-en_US-lessac-medium')!.files[1]!;
+    expect(bytes.length).toBe(file.sizeBytes);
+    expect(createHash('md5').update(bytes).digest('hex')).toBe(file.md5);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(file.sha256);
   });
 });

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, stat, writeFile, mkdir, readdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile, mkdir, readdir, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -286,5 +286,29 @@ describe('pullModel redirects (SSRF)', () => {
   it('refuses a redirect to another scheme, and endless redirects', async () => {
     await expect(pullModel(one('/to-file'), { modelsDir })).rejects.toThrow(/refused: Only http and https URLs are allowed/);
     await expect(pullModel(one('/loop'), { modelsDir })).rejects.toThrow(/refused: Too many redirects/);
+  });
+});
+
+describe('one writer per model file', () => {
+  it('a second pull of a file being downloaded is refused, and the installed file verifies', async () => {
+    const results = await Promise.allSettled([pullModel(entry(), { modelsDir }), pullModel(entry(), { modelsDir })]);
+    const ok = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(ok).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    for (const r of refused) expect(String(r.reason)).toMatch(/another download of .*model\.bin is in progress/);
+    expect(sha256(await readFile(join(modelsDir, 'test-model', 'model.bin')))).toBe(sha256(BODY));
+    expect((await readdir(join(modelsDir, 'test-model'))).filter((n) => n.endsWith('.lock'))).toEqual([]);
+  });
+
+  it('a lock left by a process that died is taken over once stale', async () => {
+    const lock = join(modelsDir, 'test-model', 'model.bin.lock');
+    await mkdir(join(modelsDir, 'test-model'), { recursive: true });
+    await writeFile(lock, '99999\n');
+    await expect(pullModel(entry(), { modelsDir })).rejects.toThrow(/in progress/);
+    const old = new Date(Date.now() - 10 * 60_000);
+    await utimes(lock, old, old);
+    await pullModel(entry(), { modelsDir });
+    expect(sha256(await readFile(join(modelsDir, 'test-model', 'model.bin')))).toBe(sha256(BODY));
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { piperModels } from '../../src/models/catalog.js';
 import { modelDir } from '../../src/models/download.js';
 import { writeTinyPiperVoice } from '../fixtures/onnx-builder.js';
+import { pinToFiles, writeCatalogFile } from '../fixtures/pinned-catalog.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 const API = '/audio/api/v1/api-keys';
@@ -16,7 +17,9 @@ beforeAll(async () => {
   // A tiny model with the real voice's names and signature stands in for weights we cannot download here.
   modelsDir = await mkdtemp(join(tmpdir(), 'soundry-models-'));
   await writeTinyPiperVoice(modelDir(modelsDir, entry), entry.piper.key, { sampleRate: entry.piper.sampleRate });
-  app = await startTestApp({ MODELS_DIR: modelsDir });
+  // Installed means verified against the catalog: the site's catalog file pins the stand-in's checksums.
+  const catalogFile = await writeCatalogFile(join(modelsDir, 'catalog.json'), [pinToFiles(entry, modelsDir)]);
+  app = await startTestApp({ MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile });
 });
 afterAll(async () => {
   await app?.close();

@@ -8,6 +8,7 @@ import type { AudioData } from '../../src/media/audio.js';
 import { decodeAudio, resolveMediaTools } from '../../src/media/ffmpeg.js';
 import { findPreset, presetPath, type MdxPreset } from '../../src/engines/separation/onnx/presets.js';
 import { buildTinyMdxModel, writeModel } from '../fixtures/separation-models.js';
+import { presetCatalog, writeCatalogFile } from '../fixtures/pinned-catalog.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 const run = promisify(execFile);
@@ -24,7 +25,9 @@ beforeAll(async () => {
   modelsDir = await mkdtemp(join(tmpdir(), 'soundry-models-'));
   const kim = findPreset('Kim_Vocal_2') as MdxPreset;
   await writeModel(presetPath(modelsDir, kim), buildTinyMdxModel(kim.dimF, kim.dimT, 0.5));
-  app = await startTestApp({ WORKER_THREADS: '1', MODELS_DIR: modelsDir });
+  const catalogFile = await writeCatalogFile(join(modelsDir, 'catalog.json'), presetCatalog(modelsDir, [kim]));
+  // No auto-pull: the model types the stand-in does not serve must stay on the built-in engine here.
+  app = await startTestApp({ WORKER_THREADS: '1', MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'false' });
   ({ key } = await app.newKey({ credits: 1000 }));
   songPath = join(app.dataDir, 'song.wav');
   await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'aevalsrc=0.3*sin(2*PI*440*t)|0.3*sin(2*PI*660*t):s=48000:d=6', '-c:a', 'pcm_s16le', songPath]);

@@ -47,6 +47,8 @@ export interface StemSink {
 export interface SeparationRun {
   /** Engine and model that produced the stems, e.g. `builtin-dsp` or `onnx-mdx:Kim_Vocal_2`. */
   engine: string;
+  /** Why the engine is not the one the task would normally get (a model that could not be installed or loaded). */
+  note?: string;
 }
 
 export interface SeparationEngine {

@@ -6,7 +6,10 @@ import { outputStems, STEMS_BY_MODEL_TYPE, type AudioSource, type SeparationEngi
 import type { DemucsOptions } from './onnx/htdemucs.js';
 import type { MdxOptions } from './onnx/mdx.js';
 import type { Stereo } from './onnx/overlap-add.js';
-import { installedPresets, MODEL_RATE, NEURAL_PRESETS, presetPath, type NeuralPreset } from './onnx/presets.js';
+import { TaskFailure } from '../../domain/errors.js';
+import type { ModelEntry } from '../../models/catalog.js';
+import type { VerifiedMemo } from '../../models/installed.js';
+import { installedPresets, MODEL_RATE, NEURAL_PRESETS, presetEntry, presetPath, type NeuralPreset } from './onnx/presets.js';
 import { routeFor, type Route, type StereoStage } from './onnx/routes.js';
 import { openSeparationSession, type ort } from './onnx/session.js';
 import { PlanarFifo, StreamResampler } from './onnx/stream.js';
@@ -19,12 +22,23 @@ import { PlanarFifo, StreamResampler } from './onnx/stream.js';
  */
 export interface NeuralEngineOptions {
   modelsDir: string;
-  /** Models to consider (default: every known preset); only installed ones are used. */
+  /** Models to consider (default: every known preset); only installed (catalogued and verified) ones are used. */
   presets?: readonly NeuralPreset[];
+  /** The model catalog whose sizes and checksums decide what is installed (default: the built-in one). */
+  catalog?: readonly ModelEntry[];
+  /** onnxruntime execution providers in order of preference (default: CPU). */
+  executionProviders?: readonly string[];
   threads?: number;
   mdx?: MdxOptions;
   demucs?: DemucsOptions;
   fft?: FftProvider;
+}
+
+/** A model file that is verified but will not load: permanent (retrying cannot help), and it names the file. */
+export class ModelLoadError extends TaskFailure {
+  constructor(readonly file: string, cause: unknown) {
+    super(`Model file ${file} could not be loaded: ${(cause as Error)?.message ?? String(cause)}`, false);
+  }
 }
 
 interface Stats {
@@ -38,13 +52,28 @@ export class NeuralSeparationEngine implements SeparationEngine {
   private readonly sessions = new Map<string, Promise<ort.InferenceSession>>();
   private ffts = new Map<number, RealFft>();
   private provider: FftProvider | undefined;
+  // Digests this instance has verified, for a MODELS_DIR where the on-disk marker cannot be written.
+  private readonly verified: VerifiedMemo = new Map();
 
   constructor(private readonly opts: NeuralEngineOptions) {}
 
   /** The route this engine would take for a model type with what is installed now, if any. */
   route(modelType: number): Route | undefined {
-    const available = installedPresets(this.opts.modelsDir, this.opts.presets ?? NEURAL_PRESETS);
+    const available = installedPresets(this.opts.modelsDir, this.opts.presets ?? NEURAL_PRESETS, this.opts.catalog, this.verified);
     return routeFor(modelType, available, (t) => STEMS_BY_MODEL_TYPE[t] ?? []);
+  }
+
+  /**
+   * The catalog models to download so that a model type gets a neural route: the best route among every preset the
+   * catalog can provide, less what is installed. Empty when nothing downloadable serves the type.
+   */
+  pullPlan(modelType: number): ModelEntry[] {
+    const presets = this.opts.presets ?? NEURAL_PRESETS;
+    const catalogued = presets.filter((p) => presetEntry(p, this.opts.catalog) !== undefined);
+    const route = routeFor(modelType, catalogued, (t) => STEMS_BY_MODEL_TYPE[t] ?? []);
+    if (!route) return [];
+    const installed = new Set(installedPresets(this.opts.modelsDir, route.presets, this.opts.catalog, this.verified));
+    return route.presets.filter((p) => !installed.has(p)).map((p) => presetEntry(p, this.opts.catalog)!);
   }
 
   supports(modelType: number): boolean {
@@ -55,6 +84,7 @@ export class NeuralSeparationEngine implements SeparationEngine {
     const route = this.route(modelType);
     if (!route) throw new Error(`no installed neural model serves model_type ${modelType}`);
     this.provider ??= this.opts.fft ?? (await loadFftProvider());
+    // A load failure happens here, before any stem is written, so the caller can still fall back.
     const stage = await route.build({
       session: (p) => this.session(p),
       fft: (n) => this.fft(n),
@@ -70,7 +100,9 @@ export class NeuralSeparationEngine implements SeparationEngine {
     const path = presetPath(this.opts.modelsDir, p);
     let s = this.sessions.get(path);
     if (!s) {
-      s = openSeparationSession(path, this.opts.threads);
+      s = openSeparationSession(path, this.opts.threads, this.opts.executionProviders).catch((err: unknown) => {
+        throw new ModelLoadError(path, err);
+      });
       // A failed load is not cached: the next task retries (e.g. after a completed download).
       s.catch(() => this.sessions.delete(path));
       this.sessions.set(path, s);

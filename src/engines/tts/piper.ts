@@ -6,13 +6,14 @@
  * pitch input and no resample-free pitch shift is cheap, so prosody.pitch / pitchRange are not
  * applied here (documented limitation).
  */
-import { stat, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-node';
 import { TaskFailure } from '../../domain/errors.js';
 import type { AudioData } from '../../media/audio.js';
 import type { EngineContext, EngineVoice, TtsEngine, TtsRequest } from '../../ports/engines.js';
 import { MODEL_CATALOG, piperModels, type ModelEntry, type TtsModelEntry } from '../../models/catalog.js';
 import { modelFilePath } from '../../models/download.js';
+import { checkModel, describeCheck } from '../../models/installed.js';
 
 /** Text -> IPA phonemes for an espeak-ng voice; one sentence per line when it splits sentences. */
 export type Phonemize = (text: string, espeakVoice: string) => Promise<string>;
@@ -89,14 +90,6 @@ export function parseEngineVoice(engineVoice: string): { model: string; speakerI
   return { model: engineVoice.slice(0, hash), speakerId };
 }
 
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
-}
-
 export class PiperEngine implements TtsEngine {
   readonly id = 'piper';
   readonly nativeRate = true;
@@ -123,12 +116,12 @@ export class PiperEngine implements TtsEngine {
     };
   }
 
+  /** Installed means verified: both files at the catalog's size with a matching checksum (src/models/installed.ts). */
   private async installed(entry: TtsModelEntry): Promise<boolean> {
-    const p = this.paths(entry);
-    return (await isFile(p.model)) && (await isFile(p.config));
+    return (await checkModel(this.modelsDir, entry)).state === 'installed';
   }
 
-  /** Installed Piper voices only: a voice appears once its model and config are in MODELS_DIR. */
+  /** Installed Piper voices only: an LFS pointer, a truncated or a foreign file never puts its voice in the lists. */
   async listVoices(): Promise<EngineVoice[]> {
     const voices: EngineVoice[] = [];
     for (const entry of this.models) {
@@ -162,8 +155,9 @@ export class PiperEngine implements TtsEngine {
   }
 
   private async open(entry: TtsModelEntry): Promise<LoadedVoice> {
-    if (!(await this.installed(entry))) {
-      throw new TaskFailure(`Piper voice ${entry.name} is not installed (run: soundry models pull ${entry.name})`);
+    const check = await checkModel(this.modelsDir, entry);
+    if (check.state !== 'installed') {
+      throw new TaskFailure(`Piper voice ${entry.name} is not installed (${describeCheck(check)}; run: soundry models pull ${entry.name})`);
     }
     const p = this.paths(entry);
     let config: PiperVoiceConfig;
@@ -175,11 +169,14 @@ export class PiperEngine implements TtsEngine {
     if (!config.phoneme_id_map || !(config.audio?.sample_rate > 0)) {
       throw new TaskFailure(`Piper voice ${entry.name}: config lacks phoneme_id_map or audio.sample_rate`);
     }
+    // A verified file that still will not load cannot load on a retry either: a permanent failure naming the file.
     const session = await ort.InferenceSession.create(p.model, {
       intraOpNumThreads: this.intraOpThreads,
       interOpNumThreads: 1,
       executionMode: 'sequential',
       graphOptimizationLevel: 'all',
+    }).catch((err: unknown) => {
+      throw new TaskFailure(`Piper voice ${entry.name}: model file ${p.model} could not be loaded: ${(err as Error).message}`);
     });
     return {
       session,

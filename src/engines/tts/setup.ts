@@ -1,15 +1,17 @@
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
 import { PiperEngine } from './piper.js';
+import type { ModelEntry } from '../../models/catalog.js';
 import { createTtsRegistry, type TtsRegistry } from './registry.js';
 
 /**
  * Every TTS engine Soundry has: the built-ins (espeak, flite) and Piper voices installed in
  * MODELS_DIR, phonemized by the same espeak instance.
  */
-export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number }): TtsRegistry {
+export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number; catalog?: readonly ModelEntry[] }): TtsRegistry {
   let registry: TtsRegistry | null = null;
   const piper = new PiperEngine({
     modelsDir: opts.modelsDir,
+    ...(opts.catalog ? { catalog: opts.catalog } : {}),
     intraOpThreads: opts.onnxThreads ?? 1,
     phonemize: (text, voice) => registry!.espeak.phonemizeIpa(text, voice),
   });
@@ -22,7 +24,7 @@ export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number
  * for `refreshMs` so a create does not stat every model file; a model pulled by the CLI (another
  * process) shows up within that time.
  */
-export function createVoiceLibrary(opts: { modelsDir: string; refreshMs?: number; now?: () => number }): VoiceLibrary {
+export function createVoiceLibrary(opts: { modelsDir: string; catalog?: readonly ModelEntry[]; refreshMs?: number; now?: () => number }): VoiceLibrary {
   const registry = createTtsEngines(opts);
   const now = opts.now ?? Date.now;
   const refreshMs = opts.refreshMs ?? 5000;

@@ -142,7 +142,7 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
  */
 export function enhanceThread(env: ThreadEnv) {
   return (job: EnhanceThreadInput, ctx: EngineContext): Promise<EnhanceThreadOutput> => {
-    const vocal = createSeparationEngine({ modelsDir: env.modelsDir, choice: env.separationEngine }).pick(350);
+    const vocal = createSeparationEngine({ modelsDir: env.modelsDir, choice: env.separationEngine, ...(env.catalog ? { catalog: env.catalog } : {}) }).pick(350);
     return runEnhance(job, ctx, vocal.id === 'builtin-dsp' ? [] : [vocal]);
   };
 }

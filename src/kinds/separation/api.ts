@@ -35,6 +35,7 @@ export class SeparationKindApi implements KindApi<SeparationCreateBody> {
       data.output = Object.fromEntries(await Promise.all(Object.entries(r.stems).map(async ([name, key]) => [name, await tools.fileUrl(key)])));
       data.zip_url = await tools.fileUrl(r.zipKey);
       data.engine = task.engine;
+      if (r.engineNote) data.engine_note = r.engineNote;
       data.duration = r.durationSeconds;
       data.credits = task.charged;
     } else if (status === 'failed') {

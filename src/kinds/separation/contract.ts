@@ -35,5 +35,7 @@ export const SeparationResult = z.object({
   stems: z.record(z.string(), z.string()),
   zipKey: z.string(),
   durationSeconds: z.number(),
+  /** Why `engine` is the built-in one although a neural model was wanted (shown as `engine_note`). */
+  engineNote: z.string().optional(),
 });
 export type SeparationResult = z.infer<typeof SeparationResult>;

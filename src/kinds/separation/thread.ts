@@ -27,6 +27,8 @@ export interface SeparationThreadInput {
 
 export interface SeparationThreadOutput {
   engine: string;
+  /** Why the task did not get the neural engine it would normally get (download or load failure). */
+  engineNote?: string;
   /** stem name -> file path */
   files: Record<string, string>;
   /** Frames actually decoded and written: the billable length (a truncated file's header overstates it). */
@@ -92,14 +94,21 @@ export async function runSeparation(engine: SeparationEngine, job: SeparationThr
     for (const enc of encoders.values()) enc.abort();
     throw err;
   }
-  return { engine: run?.engine ?? engine.id, files, frames: written };
+  return { engine: run?.engine ?? engine.id, ...(run?.note ? { engineNote: run.note } : {}), files, frames: written };
 }
 
 /** Thread entry: the selecting engine (neural where a model is installed, else built-in) stays warm in this thread. */
 export function separationThread(env: ThreadEnv) {
   let engine: SeparationEngine | null = null;
   return (job: SeparationThreadInput, ctx: EngineContext): Promise<SeparationThreadOutput> => {
-    engine ??= createSeparationEngine({ modelsDir: env.modelsDir, choice: env.separationEngine });
+    engine ??= createSeparationEngine({
+      modelsDir: env.modelsDir,
+      choice: env.separationEngine,
+      ...(env.catalog ? { catalog: env.catalog } : {}),
+      ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
+      autoPull: env.autoPull ?? false,
+      ...(env.modelsBaseUrl ? { baseUrl: env.modelsBaseUrl } : {}),
+    });
     return runSeparation(engine, job, ctx);
   };
 }

@@ -91,6 +91,7 @@ export class SeparationHandler implements TaskHandler {
       stems,
       zipKey,
       durationSeconds: Math.round(seconds * 1000) / 1000,
+      ...(out.engineNote ? { engineNote: out.engineNote } : {}),
     };
     return {
       result,

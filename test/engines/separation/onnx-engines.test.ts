@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { collectingSink, sourceFromAudio, type AudioSource, type StemSink } from
 import { NeuralSeparationEngine } from '../../../src/engines/separation/neural.js';
 import { NEURAL_PRESETS, findPreset, presetPath, type DemucsPreset, type MdxPreset } from '../../../src/engines/separation/onnx/presets.js';
 import { SelectingSeparationEngine } from '../../../src/engines/separation/select.js';
+import { presetCatalog } from '../../fixtures/pinned-catalog.js';
 import { buildTinyDemucsModel, buildTinyMdxModel, writeModel } from '../../fixtures/separation-models.js';
 
 let dir: string;
@@ -52,7 +53,7 @@ afterAll(async () => rm(dir, { recursive: true, force: true }));
 
 describe('MDX-Net engine (tiny model with the UVR signature)', () => {
   it('350: a 0.5-gain model gives vocals = 0.5 * compensate * mix on in-band tones; stems sum to the mixture', async () => {
-    const engine = new NeuralSeparationEngine({ modelsDir: dir, presets: [kim], threads: 1 });
+    const engine = new NeuralSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir), presets: [kim], threads: 1 });
     const mix = tones(44100, 13);
     const sink = collectingSink();
     const progress: number[] = [];
@@ -73,7 +74,7 @@ describe('MDX-Net engine (tiny model with the UVR signature)', () => {
   }, 120_000);
 
   it('mono 48 kHz input: resampled to 44.1 kHz and back, averaged to mono, still sums to the mixture', async () => {
-    const engine = new NeuralSeparationEngine({ modelsDir: dir, presets: [kim], threads: 1 });
+    const engine = new NeuralSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir), presets: [kim], threads: 1 });
     const mix = tones(48000, 7, 1);
     const sink = collectingSink();
     await engine.separate(sourceFromAudio(mix, 40000), 350, ctx(), sink);
@@ -89,7 +90,7 @@ describe('MDX-Net engine (tiny model with the UVR signature)', () => {
   }, 120_000);
 
   it('490: vocal model then karaoke model on the vocals; lead + backing + other = mix', async () => {
-    const engine = new NeuralSeparationEngine({ modelsDir: dir, presets: [kim, kara], threads: 1 });
+    const engine = new NeuralSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir), presets: [kim, kara], threads: 1 });
     const mix = tones(44100, 8);
     const sink = collectingSink();
     const run = await engine.separate(sourceFromAudio(mix), 490, ctx(), sink);
@@ -106,7 +107,7 @@ describe('MDX-Net engine (tiny model with the UVR signature)', () => {
   }, 120_000);
 
   it('an aborted signal stops the run', async () => {
-    const engine = new NeuralSeparationEngine({ modelsDir: dir, presets: [kim], threads: 1 });
+    const engine = new NeuralSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir), presets: [kim], threads: 1 });
     const ac = new AbortController();
     const sink: StemSink = { write: () => ac.abort() };
     await expect(engine.separate(sourceFromAudio(tones(44100, 20), 44100), 350, ctx(ac.signal), sink)).rejects.toThrow(/abort/i);
@@ -116,7 +117,7 @@ describe('MDX-Net engine (tiny model with the UVR signature)', () => {
 
 describe('HTDemucs engine (tiny model with the demucs.onnx signature)', () => {
   it('501: per-source time-branch gains come back exactly through normalisation, shift and segments', async () => {
-    const engine = new NeuralSeparationEngine({ modelsDir: dir, presets: [demucs4], threads: 1 });
+    const engine = new NeuralSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir), presets: [demucs4], threads: 1 });
     // Offset so the demucs mean/std normalisation matters.
     const mix = tones(44100, 17);
     mix.channels.forEach((c) => c.forEach((v, i) => (c[i] = v + 0.05)));
@@ -142,7 +143,7 @@ describe('HTDemucs engine (tiny model with the demucs.onnx signature)', () => {
     const spec = { segment: 343980, bins: 2048, frames: 336 };
     // drums, bass, other, vocals, guitar, piano: guitar only from the frequency branch, piano from both.
     await writeModel(presetPath(sixDir, demucs6), buildTinyDemucsModel({ ...spec, timeGain: [0, 0, 0, 0, 0, 0.1], freqGain: [0, 0, 0, 0, 0.5, 0.2] }));
-    const engine = new NeuralSeparationEngine({ modelsDir: sixDir, presets: [demucs6], threads: 1 });
+    const engine = new NeuralSeparationEngine({ modelsDir: sixDir, catalog: presetCatalog(sixDir), presets: [demucs6], threads: 1 });
     const mix = tones(44100, 12);
     const sink = collectingSink();
     const run = await engine.separate(sourceFromAudio(mix, 44100), 320, ctx(), sink);
@@ -168,17 +169,41 @@ describe('HTDemucs engine (tiny model with the demucs.onnx signature)', () => {
   }, 180_000);
 
   it('picks the 4-stem model for 340/360/350 and leaves 320 (needs 6 stems) to the built-in engine', () => {
-    const sel = new SelectingSeparationEngine({ modelsDir: dir, choice: 'auto', threads: 1 });
+    const sel = new SelectingSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir), choice: 'auto', threads: 1 });
     expect(sel.pick(340).id).toBe('onnx');
     expect(sel.pick(320).id).toBe('builtin-dsp');
     expect(sel.pick(491).id).toBe('builtin-dsp');
-    const neural = new NeuralSeparationEngine({ modelsDir: dir });
+    const neural = new NeuralSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir) });
     expect(neural.route(350)?.label).toBe('onnx-mdx:Kim_Vocal_2');
     expect(neural.route(360)?.label).toBe('onnx-htdemucs:htdemucs');
     expect(neural.route(320)).toBeUndefined();
-    expect(new SelectingSeparationEngine({ modelsDir: dir, choice: 'builtin' }).pick(350).id).toBe('builtin-dsp');
-    expect(new NeuralSeparationEngine({ modelsDir: dir, presets: [demucs4] }).route(350)?.label).toBe('onnx-htdemucs:htdemucs');
+    expect(new SelectingSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir), choice: 'builtin' }).pick(350).id).toBe('builtin-dsp');
+    expect(new NeuralSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir), presets: [demucs4] }).route(350)?.label).toBe('onnx-htdemucs:htdemucs');
     expect(NEURAL_PRESETS.map((p) => p.name)).toContain(demucs6.name);
+  });
+});
+
+describe('installed means verified', () => {
+  it('an LFS pointer, a truncated or a foreign file at the model path is never routed; a verified one is', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'soundry-onnx-verify-'));
+    try {
+      await writeModel(presetPath(d, kim), buildTinyMdxModel(kim.dimF, kim.dimT, 0.5));
+      const catalog = presetCatalog(d, [kim]);
+      const good = await readFile(presetPath(d, kim));
+      const route = () => new NeuralSeparationEngine({ modelsDir: d, catalog, presets: [kim], threads: 1 }).route(350)?.label;
+      expect(route()).toBe('onnx-mdx:Kim_Vocal_2');
+      const lfs = `version https://git-lfs.github.com/spec/v1\noid sha256:${'a'.repeat(64)}\nsize ${good.length}\n`;
+      for (const bad of [Buffer.from(lfs), good.subarray(0, good.length - 1), Buffer.from(good).fill(7, 20, 60)]) {
+        await writeFile(presetPath(d, kim), bad);
+        expect(route(), `${bad.length} bytes`).toBeUndefined();
+      }
+      // The built-in catalog's real checksum never matches a stand-in: not routed without the site's entry.
+      await writeFile(presetPath(d, kim), good);
+      expect(new NeuralSeparationEngine({ modelsDir: d, presets: [kim] }).route(350)).toBeUndefined();
+      expect(route()).toBe('onnx-mdx:Kim_Vocal_2');
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
   });
 });
 
@@ -187,7 +212,7 @@ describe('long input', () => {
     // A small MDX geometry keeps the run short; the streaming code is the same as for the real sizes.
     const small: MdxPreset = { family: 'mdx', name: 'small', file: 'small.onnx', nFft: 2048, dimF: 512, dimT: 32, hop: 1024, compensate: 1, primary: 'vocals' };
     await writeModel(presetPath(dir, small), buildTinyMdxModel(small.dimF, small.dimT, 0.5));
-    const engine = new NeuralSeparationEngine({ modelsDir: dir, presets: [small], threads: 1 });
+    const engine = new NeuralSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir, [small]), presets: [small], threads: 1 });
     const rate = 44100;
     const total = rate * 60 * 20;
     const block = rate * 10;

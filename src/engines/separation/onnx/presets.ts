@@ -1,11 +1,12 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { MODEL_CATALOG, type ModelEntry } from '../../../models/catalog.js';
+import { checkModelSync, type ModelCheck, type VerifiedMemo } from '../../../models/installed.js';
 
 /**
  * What the neural engines need to know about each supported ONNX model: its file (under MODELS_DIR/<name>/),
- * its family and the per-model constants of the reference implementations. A model runs when its file is present,
- * whether `models pull` fetched it or an operator copied it in (models without a published checksum are not in the
- * download catalog, but still drop in here).
+ * its family and the per-model constants of the reference implementations. A model runs only when the catalog (built
+ * in, or the site's MODELS_CATALOG_FILE) lists it and its file has the catalog's size and checksum: a file that is
+ * merely present (a Git LFS pointer, a truncated download, another model) is never picked.
  */
 export const MODEL_RATE = 44100;
 
@@ -63,6 +64,20 @@ export function findPreset(name: string, presets: readonly NeuralPreset[] = NEUR
   return presets.find((p) => p.name === name);
 }
 
-export function installedPresets(modelsDir: string, presets: readonly NeuralPreset[] = NEURAL_PRESETS): NeuralPreset[] {
-  return presets.filter((p) => existsSync(presetPath(modelsDir, p)));
+/** The catalog entry whose file is this preset's file, if the catalog has one. */
+export function presetEntry(p: NeuralPreset, catalog: readonly ModelEntry[] = MODEL_CATALOG): ModelEntry | undefined {
+  return catalog.find((m) => m.name === p.name && m.kind === 'separation' && m.files.some((f) => f.path === p.file));
+}
+
+/** Each preset's catalog check (absent: not in the catalog, so never usable). */
+export function checkPresets(modelsDir: string, presets: readonly NeuralPreset[], catalog: readonly ModelEntry[] = MODEL_CATALOG, memo?: VerifiedMemo): Map<NeuralPreset, ModelCheck | undefined> {
+  return new Map(presets.map((p) => {
+    const entry = presetEntry(p, catalog);
+    return [p, entry ? checkModelSync(modelsDir, entry, memo) : undefined];
+  }));
+}
+
+export function installedPresets(modelsDir: string, presets: readonly NeuralPreset[] = NEURAL_PRESETS, catalog: readonly ModelEntry[] = MODEL_CATALOG, memo?: VerifiedMemo): NeuralPreset[] {
+  const checks = checkPresets(modelsDir, presets, catalog, memo);
+  return presets.filter((p) => checks.get(p)?.state === 'installed');
 }

@@ -6,8 +6,9 @@ import * as ort from 'onnxruntime-node';
  * graph is worth all cores, unlike the per-frame denoisers; arena and memory-pattern caching are off because they
  * keep the peak of the largest chunk allocated for the life of the session.
  */
-export async function openSeparationSession(path: string, threads = availableParallelism()): Promise<ort.InferenceSession> {
+export async function openSeparationSession(path: string, threads = availableParallelism(), providers: readonly string[] = ['cpu']): Promise<ort.InferenceSession> {
   return ort.InferenceSession.create(path, {
+    executionProviders: [...providers],
     intraOpNumThreads: Math.max(1, threads),
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',

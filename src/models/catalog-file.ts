@@ -1,0 +1,62 @@
+/**
+ * MODELS_CATALOG_FILE: a site's own additions to the model catalog, as JSON. An entry whose name is in the built-in
+ * catalog replaces that entry's files (a site that converted or re-exported a model pins its own build and checksum);
+ * a new name adds a model (e.g. an HTDemucs ONNX export, which has no published checksum to ship here). Either way
+ * the rule stays the same: a file is used only after its size and checksum match what the catalog says.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { MODEL_CATALOG, type ModelEntry } from './catalog.js';
+
+const FileRow = z
+  .object({
+    path: z.string().min(1),
+    url: z.string().url(),
+    sizeBytes: z.number().int().nonnegative(),
+    sha256: z.string().regex(/^[0-9a-fA-F]{64}$/).optional(),
+    md5: z.string().regex(/^[0-9a-fA-F]{32}$/).optional(),
+  })
+  .refine((f) => f.sha256 !== undefined || f.md5 !== undefined, { message: 'every file needs sha256 (or md5)' });
+
+const EntryRow = z.object({
+  name: z.string().min(1).regex(/^[^/\\]+$/, 'a model name is one folder name'),
+  kind: z.enum(['tts', 'separation', 'enhance', 'vad', 'asr']).optional(),
+  description: z.string().optional(),
+  license: z.string().optional(),
+  files: z.array(FileRow).min(1),
+});
+
+export const CatalogFile = z.object({ models: z.array(EntryRow) });
+export type CatalogFile = z.infer<typeof CatalogFile>;
+
+/** The built-in catalog merged with a site's file (parsed and checked; a bad file stops start-up with its reason). */
+export function mergeCatalog(extra: CatalogFile, base: readonly ModelEntry[] = MODEL_CATALOG): ModelEntry[] {
+  const out = [...base];
+  for (const row of extra.models) {
+    const files = row.files.map((f) => ({ ...f }));
+    const at = out.findIndex((m) => m.name === row.name);
+    if (at >= 0) {
+      out[at] = { ...out[at]!, files };
+      continue;
+    }
+    if (!row.kind || row.kind === 'tts') {
+      // A TTS entry needs Piper metadata that only the built-in rows carry.
+      throw new Error(`MODELS_CATALOG_FILE: new model ${row.name} needs kind separation, enhance, vad or asr`);
+    }
+    out.push({ name: row.name, kind: row.kind, description: row.description ?? row.name, license: row.license ?? 'as provided by the site', files });
+  }
+  return out;
+}
+
+export function loadCatalog(path: string | undefined): readonly ModelEntry[] {
+  if (!path) return MODEL_CATALOG;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`MODELS_CATALOG_FILE ${path}: ${(err as Error).message}`);
+  }
+  const parsed = CatalogFile.safeParse(raw);
+  if (!parsed.success) throw new Error(`MODELS_CATALOG_FILE ${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return mergeCatalog(parsed.data);
+}

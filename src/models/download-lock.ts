@@ -1,0 +1,49 @@
+/**
+ * One writer per model file across threads and processes sharing MODELS_DIR. Two downloads appending to the same
+ * `<file>.part` would interleave their bytes while each verifies only its own stream, so a file could be renamed into
+ * place that neither downloaded. `<file>.lock` is created exclusively; its holder touches it while bytes arrive, and
+ * a lock nobody touched for STALE_MS (its process died) is taken over.
+ */
+import { mkdir, open, rm, stat, utimes } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+const STALE_MS = 120_000;
+const TOUCH_EVERY_MS = 5_000;
+
+export class DownloadBusyError extends Error {}
+
+async function acquire(lock: string): Promise<void> {
+  await mkdir(dirname(lock), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fh = await open(lock, 'wx');
+      await fh.writeFile(`${process.pid}\n`);
+      await fh.close();
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+      if (age < STALE_MS) break;
+      // Abandoned by a process that died mid-download: take it over (its part file is resumed and re-verified).
+      await rm(lock, { force: true });
+    }
+  }
+  throw new DownloadBusyError(`another download of ${lock.slice(0, -'.lock'.length)} is in progress; try again when it ends`);
+}
+
+export async function withDownloadLock<T>(dest: string, fn: (touch: () => void) => Promise<T>): Promise<T> {
+  const lock = `${dest}.lock`;
+  await acquire(lock);
+  let last = Date.now();
+  const touch = () => {
+    const now = Date.now();
+    if (now - last < TOUCH_EVERY_MS) return;
+    last = now;
+    void utimes(lock, new Date(now), new Date(now)).catch(() => {});
+  };
+  try {
+    return await fn(touch);
+  } finally {
+    await rm(lock, { force: true });
+  }
+}

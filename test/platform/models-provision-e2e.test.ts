@@ -1,0 +1,176 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveMediaTools } from '../../src/media/ffmpeg.js';
+import { findPreset, presetPath, type MdxPreset } from '../../src/engines/separation/onnx/presets.js';
+import { findModel, piperModels, type ModelEntry } from '../../src/models/catalog.js';
+import { modelDir } from '../../src/models/download.js';
+import { writeTinyPiperVoice } from '../fixtures/onnx-builder.js';
+import { pinToBytes, pinToFiles, writeCatalogFile } from '../fixtures/pinned-catalog.js';
+import { buildTinyMdxModel } from '../fixtures/separation-models.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * Provisioning through the API with no model hub: a local mirror (MODELS_BASE_URL) serves stand-in models, and a
+ * site catalog (MODELS_CATALOG_FILE) pins their checksums, as the built-in catalog pins the real weights'.
+ */
+const run = promisify(execFile);
+const API = '/audio/api/v1/api-keys';
+const tools = resolveMediaTools({ preferSystem: true });
+const kim = findPreset('Kim_Vocal_2') as MdxPreset;
+const kara = findPreset('UVR_MDXNET_KARA_2') as MdxPreset;
+const lessac = piperModels().find((m) => m.piper.voices.some((v) => v.apiId === 5001))!;
+const ryan = piperModels().find((m) => m.piper.voices.some((v) => v.apiId === 5002))!;
+
+const KIM_BYTES = buildTinyMdxModel(kim.dimF, kim.dimT, 0.5);
+const KARA_BYTES = buildTinyMdxModel(kara.dimF, kara.dimT, 0.25);
+const LFS_POINTER = `version https://git-lfs.github.com/spec/v1\noid sha256:${'0'.repeat(64)}\nsize 63201294\n`;
+
+let app: TestApp;
+let key: string;
+let modelsDir: string;
+let mirror: Server;
+const mirrorHits: string[] = [];
+let songUrl: string;
+
+beforeAll(async () => {
+  modelsDir = await mkdtemp(join(tmpdir(), 'soundry-provision-'));
+  // The mirror trickles Kim_Vocal_2 out over ~3 s so the task's progress can be seen moving during the download;
+  // it serves KARA_2 with bytes that are not the catalog's (a corrupted mirror).
+  mirror = createServer(async (req, res) => {
+    mirrorHits.push(req.url ?? '');
+    if (req.url === `/Kim_Vocal_2/${kim.file}`) {
+      res.writeHead(200, { 'content-length': KIM_BYTES.length });
+      const step = Math.ceil(KIM_BYTES.length / 10);
+      for (let at = 0; at < KIM_BYTES.length; at += step) {
+        res.write(KIM_BYTES.subarray(at, at + step));
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      return void res.end();
+    }
+    if (req.url === `/UVR_MDXNET_KARA_2/${kara.file}`) {
+      const wrong = Buffer.from(KARA_BYTES).fill(1, 20, 40);
+      return void res.writeHead(200, { 'content-length': wrong.length }).end(wrong);
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
+
+  // Lessac (5001): a Git LFS pointer where the weights should be, as a clone without git-lfs leaves it.
+  await writeTinyPiperVoice(modelDir(modelsDir, lessac), lessac.piper.key, { sampleRate: lessac.piper.sampleRate });
+  await writeFile(join(modelDir(modelsDir, lessac), lessac.piper.modelFile), LFS_POINTER);
+  // Ryan (5002): files that match the site catalog (so it is listed) but whose model is not a loadable ONNX graph.
+  await writeTinyPiperVoice(modelDir(modelsDir, ryan), ryan.piper.key, { sampleRate: ryan.piper.sampleRate });
+  await writeFile(join(modelDir(modelsDir, ryan), ryan.piper.modelFile), Buffer.alloc(4096, 0x5a));
+  const site: ModelEntry[] = [
+    pinToFiles(ryan, modelsDir),
+    pinToBytes(findModel('Kim_Vocal_2')!, { [kim.file]: KIM_BYTES }),
+    pinToBytes(findModel('UVR_MDXNET_KARA_2')!, { [kara.file]: KARA_BYTES }),
+  ];
+  const catalogFile = await writeCatalogFile(join(modelsDir, 'site-catalog.json'), site);
+  app = await startTestApp({ WORKER_THREADS: '1', MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: base });
+  ({ key } = await app.newKey({ credits: 1000 }));
+  const song = join(app.dataDir, 'song.wav');
+  await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'aevalsrc=0.3*sin(2*PI*440*t)|0.3*sin(2*PI*660*t):s=44100:d=4', '-c:a', 'pcm_s16le', song]);
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(await readFile(song))]), 'song.wav');
+  const up = (await (await fetch(`${app.baseUrl}${API}/files/upload`, { method: 'POST', headers: { 'api-key': key }, body: form })).json()) as any;
+  songUrl = up.data.url;
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await new Promise<void>((r) => mirror?.close(() => r()));
+  await rm(modelsDir, { recursive: true, force: true });
+});
+
+async function separate(modelType: number, onPoll?: (data: any) => void) {
+  const created = await app.post(`${API}/separation/task/create`, { model_type: modelType, inputurl: songUrl, output_format: 'wav' }, key);
+  expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
+  const id = created.json.data.job_id;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const { json } = await app.post(`${API}/separation/task/get`, { job_id: id }, key);
+    onPoll?.(json.data);
+    if (json.data.status !== 'waiting') return json;
+    if (Date.now() > deadline) throw new Error('separation still waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('model files that are not the catalog model', () => {
+  it('a voice whose model is an LFS pointer is in no list, has no sample, and cannot be asked for', async () => {
+    for (const path of ['tts/voices?language=en&page_size=500', 'podcast/voices?language=en&page_size=500']) {
+      const { json } = await app.get(`${API}/${path}`, key);
+      expect(json.code, JSON.stringify(json)).toBe(100000);
+      const ids = json.data.records.map((v: any) => v.id);
+      expect(ids, path).not.toContain(5001);
+      expect(ids, path).toContain(5002);
+    }
+    expect((await fetch(`${app.baseUrl}/assets/voices/5001.mp3`)).status).toBe(404);
+    const created = await app.post(`${API}/tts/task/create`, { voice_id: 5001, emotion: 0, speed: 1, language: 'en', text: 'Hello.' }, key);
+    expect(created.json.code).not.toBe(100000);
+  });
+
+  it('a listed voice whose model will not load fails once, naming the file, never as an internal error', async () => {
+    const created = await app.post(`${API}/tts/task/create`, { voice_id: 5002, emotion: 0, speed: 1, language: 'en', text: 'Hello there.' }, key);
+    expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
+    const done = await app.waitTask(`${API}/tts/task/get`, 'global_id', created.json.data.job_id, key, 60_000);
+    expect(done.data.status).toBe('failed');
+    expect(done.data.error).toContain(`${ryan.piper.modelFile}`);
+    expect(done.data.error).not.toMatch(/internal error/i);
+  });
+});
+
+describe('auto-pull from the mirror', () => {
+  it('350 on a server without the model: downloads it with progress, verifies, installs, and runs the neural engine', async () => {
+    expect(existsSync(presetPath(modelsDir, kim))).toBe(false);
+    const progress: number[] = [];
+    const done = await separate(350, (d) => d.status === 'waiting' && typeof d.progress === 'number' && progress.push(d.progress));
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.engine).toBe('onnx-mdx:Kim_Vocal_2');
+    expect(done.data.engine_note).toBeUndefined();
+    expect(mirrorHits).toContain(`/Kim_Vocal_2/${kim.file}`);
+    // Download progress sits between the fetch of the input (0.05) and the start of separation (~0.3).
+    expect(progress.some((p) => p > 0.05 && p < 0.3), JSON.stringify(progress)).toBe(true);
+    expect(await readFile(presetPath(modelsDir, kim))).toEqual(KIM_BYTES);
+    expect(existsSync(`${presetPath(modelsDir, kim)}.part`)).toBe(false);
+    // A second task finds it installed: no second download.
+    const hits = mirrorHits.length;
+    const again = await separate(350);
+    expect(again.data.engine).toBe('onnx-mdx:Kim_Vocal_2');
+    expect(mirrorHits.length).toBe(hits);
+  }, 240_000);
+
+  it('a download that fails its checksum is discarded and the task runs on the built-in engine, saying why', async () => {
+    const done = await separate(490);
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.engine).toBe('builtin-dsp');
+    expect(done.data.engine_note).toMatch(/UVR_MDXNET_KARA_2.*checksum mismatch/);
+    expect(existsSync(presetPath(modelsDir, kara))).toBe(false);
+    expect(existsSync(`${presetPath(modelsDir, kara)}.part`)).toBe(false);
+  }, 240_000);
+});
+
+describe('models list on the same folder', () => {
+  it('says installed, corrupt or missing per model, with each file’s URL, size and checksum', async () => {
+    const { listModels } = await import('../../src/models/download.js');
+    const { loadCatalog } = await import('../../src/models/catalog-file.js');
+    const list = await listModels({ modelsDir, catalog: loadCatalog(app.config.MODELS_CATALOG_FILE), baseUrl: app.config.MODELS_BASE_URL! });
+    const by = new Map(list.map((m) => [m.name, m]));
+    expect(by.get('Kim_Vocal_2')?.state).toBe('installed');
+    expect(by.get(lessac.name)?.state).toBe('corrupt');
+    expect(by.get(lessac.name)?.files[0]?.reason).toMatch(/Git LFS pointer/);
+    expect(by.get('UVR_MDXNET_KARA_2')?.state).toBe('missing');
+    const f = by.get('UVR-MDX-NET-Voc_FT')!.files[0]!;
+    expect(f).toEqual(expect.objectContaining({ sizeBytes: 66762490, sha256: '534b2070fcc7df514b13ef660dc8cbb328679c2374d04354a5c42bb14ecce111' }));
+    expect(f.url).toBe(`${app.config.MODELS_BASE_URL}/UVR-MDX-NET-Voc_FT/UVR-MDX-NET-Voc_FT.onnx`);
+  });
+});
