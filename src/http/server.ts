@@ -21,6 +21,8 @@ import { registerSystemRoutes, type HealthProbe } from './routes/system.js';
 import { registerFileRoutes } from './routes/files.js';
 import { registerUploadRoutes, UPLOAD_MULTIPART_LIMITS, UPLOAD_PATH } from './routes/upload.js';
 import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voice-assets.js';
+import { registerAccountRoutes } from './routes/account.js';
+import { registerConsoleRoutes } from './routes/console.js';
 
 export interface HttpDeps {
   auth: AuthService;
@@ -236,6 +238,8 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   });
   registerSystemRoutes(app, { metrics: deps.metrics, health: deps.health, draining: () => drain.draining });
   registerFileRoutes(app, { blobs: deps.blobs, signer: deps.signer });
+  registerAccountRoutes(app, { auth: deps.auth, limits: deps.limits });
+  registerConsoleRoutes(app);
   return app;
 }
 
