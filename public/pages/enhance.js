@@ -62,9 +62,11 @@ class EnhancePage extends HTMLElement {
     const before = h('sd-player');
     const after = h('sd-player');
     const which = h('p', { 'aria-live': 'polite', text: 'Listening to: after' });
+    let current = 'after';
     // A/B: the other version takes over at the same moment, so the difference is heard, not remembered.
     const toggle = h('button', { type: 'button', text: 'Switch between before and after', onclick: () => {
-      const [from, to, name] = before.audio.paused ? [after.audio, before.audio, 'before'] : [before.audio, after.audio, 'after'];
+      const [from, to, name] = current === 'after' ? [after.audio, before.audio, 'before'] : [before.audio, after.audio, 'after'];
+      current = name;
       to.currentTime = Math.min(from.currentTime, to.duration || from.currentTime);
       from.pause();
       to.play().catch(() => {});
