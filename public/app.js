@@ -60,7 +60,7 @@ document.addEventListener('sd-balance', refreshBalance);
 keyInput.value = apiKey.get();
 // The admin page exists only when the server has an ADMIN_TOKEN.
 fetch('/admin/api/enabled').then((r) => r.ok && r.json()).then((d) => {
-  if (d?.enabled) document.getElementById('admin-link').hidden = false;
+  if (d?.data?.enabled) document.getElementById('admin-link').hidden = false;
 }).catch(() => {});
 addEventListener('hashchange', show);
 refreshBalance();

@@ -23,6 +23,8 @@ import { registerUploadRoutes, UPLOAD_MULTIPART_LIMITS, UPLOAD_PATH } from './ro
 import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voice-assets.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerConsoleRoutes } from './routes/console.js';
+import { registerAdminRoutes } from './routes/admin.js';
+import type { AdminService } from '../services/admin.js';
 
 export interface HttpDeps {
   auth: AuthService;
@@ -47,6 +49,8 @@ export interface HttpDeps {
   publicBaseUrl: string;
   version: string;
   voiceSamples: VoiceSampleRenderer;
+  /** The admin page's API; null when ADMIN_TOKEN is unset (then it does not exist). */
+  admin: AdminService | null;
 }
 
 /**
@@ -240,6 +244,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   registerFileRoutes(app, { blobs: deps.blobs, signer: deps.signer });
   registerAccountRoutes(app, { auth: deps.auth, limits: deps.limits });
   registerConsoleRoutes(app);
+  registerAdminRoutes(app, deps.admin);
   return app;
 }
 

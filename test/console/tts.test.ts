@@ -24,11 +24,15 @@ describe.skipIf(!HAS_CHROMIUM)('console: text to speech page in a real browser',
     expect((await fetch(`${app.baseUrl}/console/../package.json`)).status).toBe(404);
     expect((await fetch(`${app.baseUrl}/docs`)).status).toBe(200);
     expect((await app.get('/nope')).json.code).toBe(100404);
+    // Without ADMIN_TOKEN there is no admin API (and the console hides the page).
+    expect((await app.get('/admin/api/enabled')).json.data).toEqual({ enabled: false });
+    expect((await app.get('/admin/api/accounts')).status).toBe(404);
   });
 
   it('shows an invalid key in plain words next to the key field', async () => {
     const page = await browser.newPage();
     await page.goto(`${app.baseUrl}/#/tts`);
+    expect(await page.getByRole('link', { name: 'Admin' }).isHidden()).toBe(true);
     await page.getByLabel('API key').fill('sk_not_a_key');
     await page.getByRole('button', { name: 'Save key' }).click();
     await expect.poll(() => page.locator('#api-key-error').textContent()).toContain('This API key was not accepted');
