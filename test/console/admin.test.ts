@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { HAS_CHROMIUM, launch, pageErrors, screenshot } from './browser.js';
+import { HAS_CHROMIUM, launch, pageErrors, screenshot, unnamedControls } from './browser.js';
 
 const TOKEN = 'admin-token-for-the-console-test';
 const API = '/audio/api/v1/api-keys';
@@ -61,6 +61,7 @@ describe.skipIf(!HAS_CHROMIUM)('console: admin page in a real browser', () => {
     const issued = /sk_\S+/.exec((await page.getByText(/New key \(shown only now\)/).textContent())!)![0];
     expect((await app.get(`${API}/account/balance`, issued)).json.data.balance).toBe(7);
     await screenshot(page, 'admin');
+    expect(await unnamedControls(page)).toEqual([]);
     expect(pageErrors(page)).toEqual([]);
   }, 120_000);
 });

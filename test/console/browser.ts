@@ -46,3 +46,17 @@ export async function audioDuration(page: Page, name: string, timeout = 120_000)
   await expect.poll(() => audio.evaluate((a: HTMLAudioElement) => a.readyState), { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
   return audio.evaluate((a: HTMLAudioElement) => a.duration);
 }
+
+/**
+ * Form controls and buttons without an accessible name (outside checks drive the console by names): every
+ * input, select and textarea needs a <label> or aria-label, every button a text or aria-label, every <audio> a name.
+ */
+export async function unnamedControls(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('input, select, textarea, button, audio')].flatMap((el) => {
+      const labelled = ('labels' in el && (el as HTMLInputElement).labels?.length) || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby');
+      const text = el.localName === 'button' && el.textContent?.trim();
+      return labelled || text ? [] : [el.outerHTML.slice(0, 120)];
+    }),
+  );
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { audioDuration, HAS_CHROMIUM, launch, openConsole, pageErrors, screenshot } from './browser.js';
+import { audioDuration, HAS_CHROMIUM, launch, openConsole, pageErrors, screenshot, unnamedControls } from './browser.js';
 import { makeAudio } from './media.js';
 
 let app: TestApp;
@@ -49,6 +49,7 @@ describe.skipIf(!HAS_CHROMIUM)('console: enhancement page in a real browser', ()
     await expect.poll(() => page.getByText('Listening to: after').count()).toBe(1);
     await expect.poll(() => page.locator('sd-player .wave div').count()).toBeGreaterThan(1);
     await screenshot(page, 'enhance');
+    expect(await unnamedControls(page)).toEqual([]);
     expect(pageErrors(page)).toEqual([]);
   }, 240_000);
 });

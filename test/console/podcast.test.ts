@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { audioDuration, HAS_CHROMIUM, launch, openConsole, pageErrors, screenshot } from './browser.js';
+import { audioDuration, HAS_CHROMIUM, launch, openConsole, pageErrors, screenshot, unnamedControls } from './browser.js';
 
 let app: TestApp;
 let browser: Browser;
@@ -69,6 +69,7 @@ describe.skipIf(!HAS_CHROMIUM)('console: podcast page and history in a real brow
     expect(await rows.first().locator('td:nth-child(2)').textContent()).toBe('Podcast episode');
     expect(await page.getByRole('application', { name: /Result of Podcast episode task/ }).or(page.locator('audio[aria-label^="Result of Podcast episode"]')).count()).toBe(1);
     await screenshot(page, 'history');
+    expect(await unnamedControls(page)).toEqual([]);
     expect(pageErrors(page)).toEqual([]);
   }, 300_000);
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { audioDuration, HAS_CHROMIUM, launch, openConsole, pageErrors, screenshot } from './browser.js';
+import { audioDuration, HAS_CHROMIUM, launch, openConsole, pageErrors, screenshot, unnamedControls } from './browser.js';
 import { makeAudio } from './media.js';
 
 let app: TestApp;
@@ -48,6 +48,7 @@ describe.skipIf(!HAS_CHROMIUM)('console: separation page in a real browser', () 
     await expect.poll(() => page.locator('audio[aria-label^="Stem "]').evaluateAll((els: HTMLAudioElement[]) => els.every((a) => !a.paused || a.ended))).toBe(true);
     await page.getByRole('button', { name: 'Pause mix' }).click();
     await screenshot(page, 'separation');
+    expect(await unnamedControls(page)).toEqual([]);
     expect(pageErrors(page)).toEqual([]);
   }, 240_000);
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { audioDuration, HAS_CHROMIUM, launch, openConsole, pageErrors, screenshot } from './browser.js';
+import { audioDuration, HAS_CHROMIUM, launch, openConsole, pageErrors, screenshot, unnamedControls } from './browser.js';
 
 let app: TestApp;
 let browser: Browser;
@@ -65,6 +65,7 @@ describe.skipIf(!HAS_CHROMIUM)('console: text to speech page in a real browser',
     // The waveform is drawn by wavesurfer.js from the same audio element.
     await expect.poll(() => page.locator('sd-player .wave div').count()).toBeGreaterThan(0);
     await screenshot(page, 'tts');
+    expect(await unnamedControls(page)).toEqual([]);
     expect(pageErrors(page)).toEqual([]);
   }, 180_000);
 });
