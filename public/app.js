@@ -1,13 +1,13 @@
-import { apiKey, call } from './lib/api.js';
+import { apiKey, call } from './api.js';
 
 /** Pages are loaded on first visit and kept (hidden) afterwards, so a running task keeps its state. */
 const PAGES = {
-  tts: ['sd-tts', './pages/tts.js'],
-  separation: ['sd-separation', './pages/separation.js'],
-  enhance: ['sd-enhance', './pages/enhance.js'],
-  podcast: ['sd-podcast', './pages/podcast.js'],
-  history: ['sd-history', './pages/history.js'],
-  admin: ['sd-admin', './pages/admin.js'],
+  tts: ['sd-tts', './tts.js'],
+  separation: ['sd-separation', './separation.js'],
+  enhance: ['sd-enhance', './enhance.js'],
+  podcast: ['sd-podcast', './podcast.js'],
+  history: ['sd-history', './history.js'],
+  admin: ['sd-admin', './admin.js'],
 };
 const main = document.getElementById('main');
 const keyInput = document.getElementById('api-key');

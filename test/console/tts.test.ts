@@ -20,8 +20,10 @@ describe.skipIf(!HAS_CHROMIUM)('console: text to speech page in a real browser',
     const res = await fetch(`${app.baseUrl}/`);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
     expect(await res.text()).toContain('<title>Soundry console</title>');
-    expect((await fetch(`${app.baseUrl}/console/vendor/wavesurfer.esm.js`)).status).toBe(200);
+    expect((await fetch(`${app.baseUrl}/console/wavesurfer.esm.js`)).status).toBe(200);
     expect((await fetch(`${app.baseUrl}/console/../package.json`)).status).toBe(404);
+    expect((await fetch(`${app.baseUrl}/console/..%2fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${app.baseUrl}/console/..%2f..%2fsrc%2fmain.ts`)).status).toBe(404);
     expect((await fetch(`${app.baseUrl}/docs`)).status).toBe(200);
     expect((await app.get('/nope')).json.code).toBe(100404);
     // Without ADMIN_TOKEN there is no admin API (and the console hides the page).

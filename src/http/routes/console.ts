@@ -24,18 +24,17 @@ function typeOf(name: string): string | undefined {
   return dot < 0 ? undefined : TYPES[name.slice(dot)];
 }
 
-/** Console paths (as requested after /console/) and the files they are read from. */
+/**
+ * Console file names (one flat folder, so a route parameter names them: no path ever has a slash) and the
+ * files they are read from.
+ */
 function consoleFiles(): Map<string, string> {
   const files = new Map<string, string>();
-  const walk = (dir: string, prefix: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isDirectory()) walk(`${dir}${entry.name}/`, `${prefix}${entry.name}/`);
-      else if (typeOf(entry.name)) files.set(`${prefix}${entry.name}`, `${dir}${entry.name}`);
-    }
-  };
-  walk(PUBLIC_DIR, '');
-  files.set('vendor/wavesurfer.esm.js', `${WAVESURFER_DIR}wavesurfer.esm.js`);
-  files.set('vendor/regions.esm.js', `${WAVESURFER_DIR}plugins/regions.esm.js`);
+  for (const entry of readdirSync(PUBLIC_DIR, { withFileTypes: true })) {
+    if (entry.isFile() && typeOf(entry.name)) files.set(entry.name, `${PUBLIC_DIR}${entry.name}`);
+  }
+  files.set('wavesurfer.esm.js', `${WAVESURFER_DIR}wavesurfer.esm.js`);
+  files.set('regions.esm.js', `${WAVESURFER_DIR}plugins/regions.esm.js`);
   return files;
 }
 
@@ -52,9 +51,8 @@ export function registerConsoleRoutes(app: FastifyInstance): void {
       .send(await readFile(path));
   };
   app.get('/', { schema: { hide: true } }, async (_request, reply) => send('index.html', reply));
-  app.get('/console/*', { schema: { hide: true } }, async (request, reply) => {
-    const name = (request.params as { '*': string })['*'];
-    const sent = await send(name, reply);
+  app.get<{ Params: { file: string } }>('/console/:file', { schema: { hide: true } }, async (request, reply) => {
+    const sent = await send(request.params.file, reply);
     if (sent === undefined) return reply.callNotFound();
     return sent;
   });

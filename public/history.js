@@ -1,5 +1,5 @@
-import { call, history, KINDS } from '../lib/api.js';
-import { h } from '../lib/ui.js';
+import { call, history, KINDS } from './api.js';
+import { h } from './ui.js';
 
 /** The result links of a finished task, whatever its kind. */
 function results(kind, d) {

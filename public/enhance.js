@@ -1,5 +1,5 @@
-import { createTask, pollTask } from '../lib/api.js';
-import { clearErrors, h, progressBlock, showError } from '../lib/ui.js';
+import { createTask, pollTask } from './api.js';
+import { clearErrors, h, progressBlock, showError } from './ui.js';
 
 /** The fourteen flags and what each does, in one line. */
 const FLAGS = [

@@ -1,5 +1,5 @@
-import { ApiError } from '../lib/api.js';
-import { clearErrors, field, h, showError } from '../lib/ui.js';
+import { ApiError } from './api.js';
+import { clearErrors, field, h, showError } from './ui.js';
 
 const TOKEN = 'soundry.adminToken';
 

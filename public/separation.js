@@ -1,5 +1,5 @@
-import { createTask, pollTask } from '../lib/api.js';
-import { clearErrors, field, h, options, progressBlock, showError } from '../lib/ui.js';
+import { createTask, pollTask } from './api.js';
+import { clearErrors, field, h, options, progressBlock, showError } from './ui.js';
 
 /** The spec's model types and the stems each gives. */
 const MODELS = [

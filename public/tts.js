@@ -1,5 +1,5 @@
-import { apiKey, call, createTask, pollTask } from '../lib/api.js';
-import { clearErrors, field, h, LANGUAGES, options, progressBlock, showError } from '../lib/ui.js';
+import { apiKey, call, createTask, pollTask } from './api.js';
+import { clearErrors, field, h, LANGUAGES, options, progressBlock, showError } from './ui.js';
 
 const EMOTIONS = ['auto', 'happy', 'angry', 'sad', 'afraid', 'disgusted', 'melancholic', 'surprised', 'calm'];
 const GENDERS = { 1: 'male', 2: 'female' };

@@ -1,6 +1,6 @@
-import RegionsPlugin from '/console/vendor/regions.esm.js';
-import { apiKey, call, createTask, pollTask, upload } from '../lib/api.js';
-import { clearErrors, field, h, LANGUAGES, options, progressBlock, showError } from '../lib/ui.js';
+import RegionsPlugin from '/console/regions.esm.js';
+import { apiKey, call, createTask, pollTask, upload } from './api.js';
+import { clearErrors, field, h, LANGUAGES, options, progressBlock, showError } from './ui.js';
 
 const SOURCES = [[4, 'Plain text'], [1, 'Website'], [2, 'Video-sharing link'], [3, 'Attachment (PDF, DOCX, EPUB, ...)']];
 const STYLES = ['Educational', 'Interview', 'Deep Dive', 'Storytelling', 'News Report', 'Talk Show', 'Personal Growth', 'Funny', 'Roast'];

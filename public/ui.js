@@ -1,4 +1,4 @@
-import WaveSurfer from '/console/vendor/wavesurfer.esm.js';
+import WaveSurfer from '/console/wavesurfer.esm.js';
 import { ApiError, KEY_CODES, upload } from './api.js';
 
 /** h('label', {for: 'x'}, 'Text', child...): DOM without innerHTML, so API text is never parsed as markup. */
