@@ -159,7 +159,7 @@ class PodcastPage extends HTMLElement {
     this.episode.hidden = false;
     player.setup({ label: 'Episode', src: done.file_url, plugins: [regions] });
     player.wave.on('decode', () => {
-      for (const c of chapters) regions.addRegion({ start: c.start_time, content: c.highlight.slice(0, 40), color: 'rgba(31, 95, 191, 0.5)', drag: false, resize: false });
+      for (const c of chapters) regions.addRegion({ start: c.start_time, content: c.highlight.slice(0, 24), color: 'rgba(31, 95, 191, 0.5)', drag: false, resize: false });
     });
     document.dispatchEvent(new CustomEvent('sd-balance'));
   }
