@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -30,7 +31,15 @@ describe.skipIf(!HAS_CHROMIUM)('console: separation page in a real browser', () 
 
     await page.getByLabel('Model type').selectOption('501');
     expect(await page.getByText('This model gives: bass, drums, vocals, other.').count()).toBe(1);
-    await page.getByLabel('Audio file (drop it here or choose one)').setInputFiles(song);
+    // Dropped onto the drop zone, as a user drags it from their file manager.
+    const bytes = (await readFile(song)).toString('base64');
+    await page.locator('sd-separation .drop').evaluate((zone, b64) => {
+      const file = new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'song.wav', { type: 'audio/wav' });
+      const data = new DataTransfer();
+      data.items.add(file);
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    }, bytes);
+    expect(await page.getByLabel('Audio file (drop it here or choose one)').evaluate((i: HTMLInputElement) => i.files?.[0]?.name)).toBe('song.wav');
     await page.getByRole('button', { name: 'Separate' }).click();
     for (const stem of ['bass', 'drums', 'vocals', 'other']) expect(await audioDuration(page, `Stem ${stem}`, 180_000)).toBeCloseTo(3, 0);
     expect(await page.getByLabel('Separation progress').evaluate((p: HTMLProgressElement) => p.value)).toBe(1);

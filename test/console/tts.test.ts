@@ -49,6 +49,9 @@ describe.skipIf(!HAS_CHROMIUM)('console: text to speech page in a real browser',
     await page.getByLabel('Gender').selectOption('2');
     const firstVoice = page.getByRole('radiogroup', { name: 'Voices' }).getByRole('radio').first();
     await expect.poll(() => firstVoice.isChecked()).toBe(true);
+    // A preview of the voice plays in its own <audio>.
+    await page.locator('sd-tts .voice').first().getByRole('button', { name: /^Preview / }).click();
+    expect(await audioDuration(page, 'Voice preview', 60_000)).toBeGreaterThan(0.5);
     // A text over TTS_MAX_CHARS is refused by the API; the console says so next to the text box.
     await page.getByLabel('Text', { exact: true }).fill('word '.repeat(20));
     await page.getByRole('button', { name: 'Create speech' }).click();
