@@ -68,9 +68,9 @@ class AdminPage extends HTMLElement {
       return h('tr', { 'data-account': a.id }, h('th', { scope: 'row', text: a.id }), h('td', { text: a.status }), h('td', { text: String(a.balance) }),
         h('td', {}, h('ul', { 'aria-label': `Keys of ${a.id}` }, keys)), h('td', {}, creditForm), h('td', { text: when(a.created_at) }));
     });
-    this.table.replaceChildren(h('table', {}, h('caption', { text: 'Accounts' }),
+    this.table.replaceChildren(h('div', { class: 'table-wrap' }, h('table', {}, h('caption', { text: 'Accounts' }),
       h('thead', {}, h('tr', {}, ['Account', 'Status', 'Balance', 'Keys and usage', 'Credits', 'Created'].map((t) => h('th', { scope: 'col', text: t })))),
-      h('tbody', {}, rows)));
+      h('tbody', {}, rows))));
   }
 
   async addCredits(accountId, input, form) {

@@ -79,11 +79,11 @@ class EnhancePage extends HTMLElement {
       h('h3', { text: 'What Soundry did' }),
       h('p', { text: `Engine ${done.engine ?? ''}, ${done.duration?.toFixed?.(1) ?? '?'} s, ${done.credits ?? 0} credit(s).` }),
       h('ol', { 'aria-label': 'Stages' }, stages.length ? stages : h('li', { text: 'No stage ran.' })),
-      others.length ? h('ul', { 'aria-label': 'Notes' }, others) : null,
+      ...(others.length ? [h('ul', { 'aria-label': 'Notes' }, others)] : []),
     );
     this.result.hidden = false;
     before.setup({ label: 'Before', src: beforeUrl, download: false });
-    after.setup({ label: 'After', src: done.output });
+    after.setup({ label: 'After', src: done.output, downloadText: 'Download the enhanced audio' });
     document.dispatchEvent(new CustomEvent('sd-balance'));
   }
 }

@@ -14,8 +14,8 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-let ids = 0;
-export const uid = (prefix) => `${prefix}-${++ids}`;
+/** Ids that tie labels and error lines to their controls; random, so no counter is kept between calls. */
+export const uid = (prefix) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 
 /** A labelled control with its error line under it; the control is described by the error when there is one. */
 export function field(label, control, { hint, errorFor } = {}) {
@@ -50,11 +50,11 @@ export function showError(root, err) {
  * wavesurfer.js from the same element, and a download link.
  */
 export class Player extends HTMLElement {
-  setup({ label, src, download = true, plugins = [] }) {
+  setup({ label, src, download = true, downloadText = `Download ${label.toLowerCase()}`, plugins = [] }) {
     this.replaceChildren();
     this.audio = h('audio', { controls: true, preload: 'auto', 'aria-label': label, src });
     const wave = h('div', { class: 'wave', 'aria-hidden': 'true' });
-    this.append(h('figure', {}, h('figcaption', { text: label }), wave, this.audio, download ? h('a', { href: src, download: '', text: `Download ${label.toLowerCase()}` }) : null));
+    this.append(h('figure', {}, h('figcaption', { text: label }), wave, this.audio, download ? h('a', { href: src, download: '', text: downloadText }) : null));
     this.wave?.destroy();
     this.wave = WaveSurfer.create({ container: wave, media: this.audio, height: 64, waveColor: '#7a8ca3', progressColor: '#1f5fbf', plugins });
     return this;
@@ -97,7 +97,8 @@ export class Source extends HTMLElement {
     const f = this.file.files?.[0];
     if (f) return upload(f);
     const url = this.url.value.trim();
-    if (!url) throw Object.assign(new ApiError({ code: 100002, message: 'Invalid parameters: inputurl: choose a file or enter its URL' }));
+    // Said where the API would say it: next to the URL field.
+    if (!url) throw new ApiError({ code: 100002, message: 'Invalid parameters: inputurl: choose a file or enter its URL' });
     return url;
   }
 }

@@ -48,6 +48,8 @@ describe.skipIf(!HAS_CHROMIUM)('console: enhancement page in a real browser', ()
     expect(await page.locator('audio[aria-label="Before"]').evaluate((a: HTMLAudioElement) => a.paused)).toBe(true);
     await expect.poll(() => page.getByText('Listening to: after').count()).toBe(1);
     await expect.poll(() => page.locator('sd-player .wave div').count()).toBeGreaterThan(1);
+    expect(await page.getByRole('link', { name: 'Download the enhanced audio' }).getAttribute('href')).toMatch(/\/files\//);
+    expect(await page.locator('sd-enhance').textContent()).not.toMatch(/null|undefined/);
     await screenshot(page, 'enhance');
     expect(await unnamedControls(page)).toEqual([]);
     expect(pageErrors(page)).toEqual([]);

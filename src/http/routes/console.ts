@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /**
  * The web console (docs/console.md): plain ES modules and web components served as they are, no
@@ -40,7 +40,7 @@ function consoleFiles(): Map<string, string> {
 
 export function registerConsoleRoutes(app: FastifyInstance): void {
   const files = consoleFiles();
-  const send = async (name: string, reply: import('fastify').FastifyReply) => {
+  const send = async (name: string, reply: FastifyReply) => {
     const path = files.get(name);
     if (!path) return undefined;
     // no-cache: the browser revalidates, so a new release is picked up without a hard reload.
