@@ -80,7 +80,17 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Polls a query operation until the task leaves waiting; onUpdate sees every answer (progress, queue position). */
 export async function poll(path, idField, id, onUpdate = () => {}) {
   for (let delay = 300; ; delay = Math.min(2000, delay * 1.3)) {
-    const data = await call('POST', path, { [idField]: id });
+    let data;
+    try {
+      data = await call('POST', path, { [idField]: id });
+    } catch (err) {
+      // Over the key's rate or in-flight limit (other tabs, the history page): wait and ask again, the task goes on.
+      if (err.code === 101003 || err.code === 101004) {
+        await sleep(1000);
+        continue;
+      }
+      throw err;
+    }
     onUpdate(data);
     if (data.status !== 'waiting') return data;
     await sleep(delay);

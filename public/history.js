@@ -30,14 +30,21 @@ class HistoryPage extends HTMLElement {
 
   async refresh() {
     const items = history.list();
+    const cells = [];
     this.body.replaceChildren(...items.map((item) => {
       const status = h('td', { text: '...' });
       const result = h('td');
-      const row = h('tr', { 'data-task': item.id }, h('td', { text: new Date(item.created).toLocaleString() }), h('td', { text: KINDS[item.kind]?.label ?? item.kind }), h('td', { text: item.summary ?? '' }), status, result);
-      this.fill(item, status, result);
-      return row;
+      cells.push([item, status, result]);
+      return h('tr', { 'data-task': item.id }, h('td', { text: new Date(item.created).toLocaleString() }), h('td', { text: KINDS[item.kind]?.label ?? item.kind }), h('td', { text: item.summary ?? '' }), status, result);
     }));
     if (!items.length) this.body.append(h('tr', {}, h('td', { colspan: 5, text: 'No task yet.' })));
+    // One query at a time, a little apart: a long history must not use up the key's rate limit (10/s by default).
+    const round = (this.round = (this.round ?? 0) + 1);
+    for (const [item, status, result] of cells) {
+      if (round !== this.round) return;
+      await this.fill(item, status, result);
+      await new Promise((r) => setTimeout(r, 120));
+    }
   }
 
   /** One query per task, not polled to the end: the page shows each task's state now. */
