@@ -14,10 +14,17 @@ const keyInput = document.getElementById('api-key');
 const keyError = document.getElementById('api-key-error');
 const balance = document.getElementById('balance');
 
+const pageName = () => {
+  const name = location.hash.replace(/^#\/?/, '');
+  return PAGES[name] ? name : 'tts';
+};
+
 async function show() {
-  const name = location.hash.replace(/^#\/?/, '') || 'tts';
-  const [tag, module] = PAGES[name] ?? PAGES.tts;
+  const name = pageName();
+  const [tag, module] = PAGES[name];
   await import(module);
+  // Another navigation happened while this page's module loaded: that one shows its page, not this one.
+  if (pageName() !== name) return;
   for (const page of main.children) page.hidden = page.localName !== tag;
   if (!main.querySelector(tag)) main.append(document.createElement(tag));
   for (const a of document.querySelectorAll('nav a')) {
