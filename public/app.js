@@ -19,12 +19,22 @@ const pageName = () => {
   return PAGES[name] ? name : 'tts';
 };
 
-async function show() {
+// The admin page exists only when the server has an ADMIN_TOKEN.
+const adminEnabled = fetch('/admin/api/enabled')
+  .then((r) => (r.ok ? r.json() : null))
+  .then((d) => Boolean(d?.data?.enabled))
+  .catch(() => false);
+const resolvePage = async () => {
   const name = pageName();
+  return name === 'admin' && !(await adminEnabled) ? 'tts' : name;
+};
+
+async function show() {
+  const name = await resolvePage();
   const [tag, module] = PAGES[name];
   await import(module);
   // Another navigation happened while this page's module loaded: that one shows its page, not this one.
-  if (pageName() !== name) return;
+  if ((await resolvePage()) !== name) return;
   for (const page of main.children) page.hidden = page.localName !== tag;
   if (!main.querySelector(tag)) main.append(document.createElement(tag));
   for (const a of document.querySelectorAll('nav a')) {
@@ -65,10 +75,9 @@ document.getElementById('key-form').addEventListener('submit', (e) => {
 document.addEventListener('sd-key-error', (e) => keyProblem(e.detail));
 document.addEventListener('sd-balance', refreshBalance);
 keyInput.value = apiKey.get();
-// The admin page exists only when the server has an ADMIN_TOKEN.
-fetch('/admin/api/enabled').then((r) => r.ok && r.json()).then((d) => {
-  if (d?.data?.enabled) document.getElementById('admin-link').hidden = false;
-}).catch(() => {});
+adminEnabled.then((on) => {
+  document.getElementById('admin-link').hidden = !on;
+});
 addEventListener('hashchange', show);
 refreshBalance();
 show();

@@ -39,6 +39,12 @@ describe.skipIf(!HAS_CHROMIUM)('console: text to speech page in a real browser',
     await page.getByRole('button', { name: 'Save key' }).click();
     await expect.poll(() => page.locator('#api-key-error').textContent()).toContain('This API key was not accepted');
     expect(await page.getByLabel('API key').getAttribute('aria-invalid')).toBe('true');
+    // No ADMIN_TOKEN: #/admin shows the TTS page, never an admin form.
+    const fresh = await browser.newPage();
+    await fresh.goto(`${app.baseUrl}/#/admin`);
+    await fresh.getByRole('heading', { name: 'Text to speech' }).waitFor();
+    expect(await fresh.getByLabel('Admin token').count()).toBe(0);
+    await fresh.close();
     await page.close();
   });
 
