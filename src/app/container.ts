@@ -28,6 +28,7 @@ import { AuthService } from '../services/auth.js';
 import { TaskService } from '../services/tasks.js';
 import { Metrics } from '../services/metrics.js';
 import { RetentionReaper } from '../services/retention.js';
+import { AdminService } from '../services/admin.js';
 import { ttsApiKind, TtsKindApi } from '../kinds/tts/api.js';
 import { TtsHandler } from '../kinds/tts/worker.js';
 import { OpenAiSpeech } from '../kinds/tts/openai.js';
@@ -290,6 +291,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         voiceSamples,
         openAiSpeech,
         corsOrigins: config.CORS_ORIGINS,
+        admin: config.ADMIN_TOKEN ? new AdminService(accounts, tasks, config.ADMIN_TOKEN) : null,
       };
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */

@@ -19,6 +19,8 @@ const EnvSchema = z.object({
   MODELS_DIR: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SIGNING_SECRET: z.string().min(16).optional(),
+  /** Opens the admin page and its API (/admin/api/*) to whoever presents it; unset: neither exists. */
+  ADMIN_TOKEN: z.string().min(16).optional(),
   FILE_URL_TTL_SECONDS: int(60, 30 * 86400).default(86400),
   TASK_TTL_SECONDS: int(60, 365 * 86400).default(7 * 86400),
   REAPER_INTERVAL_SECONDS: int(1, 86400).default(300),

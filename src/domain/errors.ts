@@ -20,6 +20,7 @@ export const ERRORS = {
   INVALID_PARAMETERS: { code: 100002, message: 'Invalid parameters' },
   TEXT_TOO_LONG: { code: 100003, message: 'Text exceeds the maximum length' },
   CALLBACK_URL_REFUSED: { code: 100004, message: 'Callback URL not allowed' },
+  ADMIN_TOKEN_INVALID: { code: 100401, message: 'Invalid admin token' },
   FILE_LINK_INVALID: { code: 100403, message: 'Invalid or expired file link' },
   NOT_FOUND: { code: 100404, message: 'Not Found' },
   REQUEST_TIMEOUT: { code: 100408, message: 'Request timeout' },

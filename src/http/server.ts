@@ -24,6 +24,10 @@ import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voi
 import { registerOpenAiRoutes } from './routes/openai.js';
 import { installCors } from './cors.js';
 import type { OpenAiSpeech } from '../kinds/tts/openai.js';
+import { registerAccountRoutes } from './routes/account.js';
+import { registerConsoleRoutes } from './routes/console.js';
+import { registerAdminRoutes } from './routes/admin.js';
+import type { AdminService } from '../services/admin.js';
 
 export interface HttpDeps {
   auth: AuthService;
@@ -52,6 +56,8 @@ export interface HttpDeps {
   corsOrigins: readonly string[];
   /** POST /v1/audio/speech and its lists (docs/api.md "OpenAI-compatible routes"). */
   openAiSpeech: OpenAiSpeech;
+  /** The admin page's API; null when ADMIN_TOKEN is unset (then it does not exist). */
+  admin: AdminService | null;
 }
 
 /**
@@ -284,6 +290,9 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   registerSystemRoutes(app, { metrics: deps.metrics, health: deps.health, draining: () => drain.draining });
   registerFileRoutes(app, { blobs: deps.blobs, signer: deps.signer });
   await registerOpenAiRoutes(app, { auth: deps.auth, limits: deps.limits, voices: deps.voices, speech: deps.openAiSpeech });
+  registerAccountRoutes(app, { auth: deps.auth, limits: deps.limits });
+  registerConsoleRoutes(app);
+  registerAdminRoutes(app, deps.admin);
   return app;
 }
 

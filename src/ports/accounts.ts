@@ -43,4 +43,8 @@ export interface AccountStore {
   /** Adds (or with a negative amount removes) credits, writing a ledger row; never below zero. */
   adjustCredits(accountId: string, amount: number, reason: string): Promise<Account>;
   ledger(accountId: string, limit: number): Promise<LedgerEntry[]>;
+  /** Accounts, newest first (the admin page). */
+  listAccounts(limit: number): Promise<Account[]>;
+  /** Keys, newest first, never with their hashes (the admin page). */
+  listKeys(limit: number): Promise<ApiKey[]>;
 }

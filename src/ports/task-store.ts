@@ -29,6 +29,16 @@ export interface TaskFilter {
 /** What createWithinLimit did: the task, or nothing because the key was at its limit. */
 export type CreateWithinLimitResult = { created: true; task: TaskRecord } | { created: false; reason: 'unfinished_limit' };
 
+/** What one API key's tasks still kept (TASK_TTL_SECONDS) amount to. */
+export interface KeyUsage {
+  apiKeyId: string;
+  tasks: number;
+  succeeded: number;
+  failed: number;
+  /** Credits charged for them. */
+  credits: number;
+}
+
 export interface TaskStore {
   create(task: NewTask): Promise<TaskRecord>;
   /**
@@ -52,6 +62,8 @@ export interface TaskStore {
    */
   countUnfinishedForKey(apiKeyId: string, atMost: number): Promise<number>;
   list(filter: TaskFilter): Promise<TaskRecord[]>;
+  /** Tasks and charged credits per API key, over the tasks still kept (the admin page's usage). */
+  usageByKey(): Promise<KeyUsage[]>;
   /** Queued or running tasks of these kinds, by id after `afterId` (paging), for the queue's recovery of lost jobs. */
   listUnfinished(kinds: readonly TaskKind[], afterId: string | null, limit: number): Promise<JobPayload[]>;
   listExpired(now: number, limit: number): Promise<TaskRecord[]>;

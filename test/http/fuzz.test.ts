@@ -30,7 +30,7 @@ const UPLOAD_MAX_BYTES = 100_000;
 const API = '/audio/api/v1/api-keys';
 
 /** How a route answers when it succeeds: envelopes, or something else (documented in docs/api.md). */
-type Answers = 'envelope' | 'download' | 'system' | 'docs' | 'asset' | 'openai';
+type Answers = 'envelope' | 'download' | 'system' | 'docs' | 'asset' | 'openai' | 'console';
 interface RouteEntry {
   methods: readonly string[];
   url: string;
@@ -54,6 +54,10 @@ const ROUTES: readonly RouteEntry[] = [
   { methods: ['POST'], url: `${API}/podcast/audio/get`, answers: 'envelope', template: { global_id: 'abc' } },
   { methods: ['GET', 'HEAD'], url: `${API}/podcast/voices`, answers: 'envelope' },
   { methods: ['POST'], url: `${API}/files/upload`, answers: 'envelope' },
+  { methods: ['GET', 'HEAD'], url: `${API}/account/balance`, answers: 'envelope' },
+  { methods: ['GET', 'HEAD'], url: '/admin/api/enabled', answers: 'envelope' },
+  { methods: ['GET', 'HEAD'], url: '/', answers: 'console' },
+  { methods: ['GET', 'HEAD'], url: '/console/:file', answers: 'console' },
   { methods: ['GET', 'HEAD'], url: '/assets/voices/:file', answers: 'asset' },
   { methods: ['GET', 'HEAD'], url: '/files/*', answers: 'download' },
   { methods: ['GET', 'HEAD'], url: '/healthz', answers: 'system' },
@@ -250,6 +254,7 @@ const pathFor = (route: RouteEntry): fc.Arbitrary<string> => {
   let base: fc.Arbitrary<string> = fc.constant(route.url);
   if (route.url.includes(':file')) base = fc.constantFrom('1.svg', '2.svg', '999999.svg', '1.mp3x', 'x.svg', '-1.svg', '%2e%2e%2fetc', '1', 'a'.repeat(150)).map((f) => `/assets/voices/${f}`);
   else if (route.url === '/files/*') base = fc.constantFrom('uploads/x/a.wav', '../../etc/passwd', '%2e%2e/x', 'a//b', 'uploads/%00/x', '').map((k) => `/files/${k}`);
+  else if (route.url === '/console/:file') base = fc.constantFrom('app.js', 'tts.js', 'wavesurfer.esm.js', 'x.js', '../package.json', '%2e%2e%2fpackage.json', '..%2f..%2fpackage.json', 'a'.repeat(150), '').map((p) => `/console/${p}`);
   else if (route.url === '/docs/static/*') base = fc.constantFrom('x.js', '../../package.json', '%2e%2e/%2e%2e/package.json', 'index.css', '', '..%2f..%2fpackage.json').map((p) => `/docs/static/${p}`);
   const query = fc.oneof(
     { weight: 4, arbitrary: fc.constant('') },
@@ -270,7 +275,7 @@ function fetchCase(validKey: string): fc.Arbitrary<FetchCase> {
   const upload = ROUTES.find((r) => r.url === `${API}/files/upload`)!;
   const route = fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...ROUTES) }, { weight: 2, arbitrary: fc.constant(upload) }, { weight: 1, arbitrary: fc.constant(null) });
   return route.chain((r) => {
-    const path = r ? pathFor(r) : fc.oneof(fc.constantFrom('/', '/audio', `${API}/`, `${API}/tts`, '/nope', '/favicon.ico', '/%', '/%ff%fe', '/..%2f', '/ñ'), weird.map((w) => `/${safeEncode(w)}`));
+    const path = r ? pathFor(r) : fc.oneof(fc.constantFrom('/audio', `${API}/`, `${API}/tts`, '/nope', '/favicon.ico', '/%', '/%ff%fe', '/..%2f', '/ñ'), weird.map((w) => `/${safeEncode(w)}`));
     const method = r ? fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...r.methods) }, { weight: 1, arbitrary: methods }) : methods;
     if (r?.url === `${API}/files/upload`) {
       return fc.record({ method, path, key: apiKeyHeader(validKey), extra: extraHeaders, mp: fc.oneof({ weight: 6, arbitrary: multipartCase }, { weight: 1, arbitrary: fc.record({ contentType: contentTypes, body: jsonBody(r) }) }) }).map(
@@ -375,6 +380,9 @@ function mustBeEnvelope(c: Case, o: Outcome): boolean {
       return !(o.status === 200 || (o.status === 503 && !c.path.startsWith('/metrics')));
     case 'docs':
       return !(o.status !== null && o.status < 400);
+    case 'console':
+      // The console's HTML and scripts; anything it does not have is the not-found envelope.
+      return !(o.status === 200);
   }
 }
 

@@ -50,6 +50,19 @@ export class SqlAccountStore implements AccountStore {
     return row ? toAccount(row) : null;
   }
 
+  async listAccounts(limit: number): Promise<Account[]> {
+    const rows = await this.db.selectFrom('accounts').selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
+    return rows.map(toAccount);
+  }
+
+  async listKeys(limit: number): Promise<ApiKey[]> {
+    const rows = await this.db.selectFrom('api_keys').selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
+    return rows.map((row) => {
+      const { hash: _hash, ...key } = toKey(row);
+      return key;
+    });
+  }
+
   async setAccountStatus(id: string, status: AccountStatus): Promise<boolean> {
     const res = await this.db.updateTable('accounts').set({ status }).where('id', '=', id).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;

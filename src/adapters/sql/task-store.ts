@@ -1,7 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './schema.js';
 import { dialectOf, lockScope, writeTransaction } from './dialect.js';
-import type { CreateWithinLimitResult, NewTask, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
+import type { CreateWithinLimitResult, KeyUsage, NewTask, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
 import type { TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
 import { amountToCharge } from '../../domain/pricing.js';
 import type { JobPayload } from '../../ports/queue.js';
@@ -204,6 +204,22 @@ export class SqlTaskStore implements TaskStore {
     if (filter.state) q = q.where('state', '=', filter.state);
     if (filter.kind) q = q.where('kind', '=', filter.kind);
     return (await q.execute()).map(toRecord);
+  }
+
+  async usageByKey(): Promise<KeyUsage[]> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select((eb) => [
+        'api_key_id',
+        eb.fn.countAll<number | string>().as('tasks'),
+        sql<number | string>`sum(case when state = 'success' then 1 else 0 end)`.as('succeeded'),
+        sql<number | string>`sum(case when state = 'failed' then 1 else 0 end)`.as('failed'),
+        sql<number | string>`coalesce(sum(charged), 0)`.as('credits'),
+      ])
+      .groupBy('api_key_id')
+      .execute();
+    // PostgreSQL answers counts and sums as bigint strings.
+    return rows.map((r) => ({ apiKeyId: r.api_key_id, tasks: Number(r.tasks), succeeded: Number(r.succeeded), failed: Number(r.failed), credits: Number(r.credits) }));
   }
 
   async listUnfinished(kinds: readonly TaskKind[], afterId: string | null, limit: number): Promise<JobPayload[]> {

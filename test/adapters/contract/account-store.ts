@@ -58,6 +58,24 @@ export function accountStoreContract(use: () => StoreFixture): void {
     expect(await accounts.setKeyEnabled('key_none', true)).toBe(false);
   });
 
+  it('lists accounts and keys newest first, keys without their hashes', async () => {
+    const { accounts } = use();
+    const older = await accounts.createAccount('acct_list_a', 1);
+    await new Promise((r) => setTimeout(r, 5));
+    await accounts.createAccount('acct_list_b', 2);
+    await accounts.createKey({ id: 'key_list_1', accountId: older.id, hash: hashApiKey('sk_list_1'), prefix: 'sk_list_1', enabled: true, rateLimit: null, concurrency: 4 });
+    await new Promise((r) => setTimeout(r, 5));
+    await accounts.createKey({ id: 'key_list_2', accountId: 'acct_list_b', hash: hashApiKey('sk_list_2'), prefix: 'sk_list_2', enabled: false, rateLimit: 1.5, concurrency: null });
+    expect((await accounts.listAccounts(10)).map((a) => [a.id, a.balance])).toEqual([['acct_list_b', 2], ['acct_list_a', 1]]);
+    expect((await accounts.listAccounts(1)).map((a) => a.id)).toEqual(['acct_list_b']);
+    const keys = await accounts.listKeys(10);
+    expect(keys).toEqual([
+      { id: 'key_list_2', accountId: 'acct_list_b', prefix: 'sk_list_2', enabled: false, rateLimit: 1.5, concurrency: null, createdAt: expect.any(Number) },
+      { id: 'key_list_1', accountId: 'acct_list_a', prefix: 'sk_list_1', enabled: true, rateLimit: null, concurrency: 4, createdAt: expect.any(Number) },
+    ]);
+    for (const k of keys) expect(k).not.toHaveProperty('hash');
+  });
+
   it('refuses a second key with the same hash', async () => {
     const { accounts } = use();
     await accounts.createAccount('acct_d', 0);

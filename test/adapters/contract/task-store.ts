@@ -40,6 +40,24 @@ export function taskStoreContract(use: () => StoreFixture): void {
     expect(await tasks.get('no-such-task')).toBeNull();
   });
 
+  it('sums usage per key: tasks, successes, failures and credits charged (numbers, not bigint strings)', async () => {
+    const { tasks, seed, task } = use();
+    const a = await seed({ credits: 100 });
+    const b = await seed({ credits: 100 });
+    const now = Date.now();
+    const [ok1, ok2, bad] = await Promise.all([tasks.create(task(a)), tasks.create(task(a)), tasks.create(task(a))]);
+    await tasks.create(task(a)); // still queued
+    await tasks.create(task(b));
+    expect(await tasks.completeSuccess(ok1.id, { result: {}, engine: 'e', price: 3 }, now)).toBe(true);
+    expect(await tasks.completeSuccess(ok2.id, { result: {}, engine: 'e', price: 4 }, now)).toBe(true);
+    expect(await tasks.completeFailure(bad.id, 'boom', now)).toBe(true);
+    const usage = (await tasks.usageByKey()).sort((x, y) => (x.apiKeyId === a.keyId ? -1 : y.apiKeyId === a.keyId ? 1 : 0));
+    expect(usage).toEqual([
+      { apiKeyId: a.keyId, tasks: 4, succeeded: 2, failed: 1, credits: 7 },
+      { apiKeyId: b.keyId, tasks: 1, succeeded: 0, failed: 0, credits: 0 },
+    ]);
+  });
+
   it('markRunning and setProgress move a task forward, and never a finished one', async () => {
     const { tasks, seed, task } = use();
     const owner = await seed();
