@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PODCAST_LIMITS as L } from '../../domain/podcast-limits.js';
 import { boundedArray, boundedString, int, versioned } from '../fields.js';
-import { Highlight, PodcastScriptResult, ScriptLine } from '../podcast-script/contract.js';
+import { Highlight, PodcastScriptQueryData, PodcastScriptResult, ScriptLine } from '../podcast-script/contract.js';
 
 const SubmittedLine = z.object({
   role: boundedString(L.roleChars),
@@ -58,3 +58,12 @@ export const PodcastAudioResult = PodcastScriptResult.omit({ hightlights: true, 
   avatar: z.string(),
 });
 export type PodcastAudioResult = z.infer<typeof PodcastAudioResult>;
+
+/** What podcast/audio/get answers in data: the script's fields, plus the episode once it is done. */
+export const PodcastAudioQueryData = PodcastScriptQueryData.extend({
+  hightlights: z.array(Highlight.extend({ start_time: z.number().optional() })),
+  file_url: z.string().optional().describe('The episode (MP3) on success'),
+  duration: z.number().optional(),
+  credits: z.number().optional(),
+});
+export type PodcastAudioQueryData = z.infer<typeof PodcastAudioQueryData>;

@@ -58,3 +58,23 @@ export const PodcastScriptResult = z.object({
   avatar: z.string().nullable(),
 });
 export type PodcastScriptResult = z.infer<typeof PodcastScriptResult>;
+
+/** What podcast/script/get answers in data (podcast/audio/get adds file_url). */
+export const PodcastScriptQueryData = z.looseObject({
+  status: z.enum(['waiting', 'success', 'failed']),
+  global_id: z.string(),
+  source_data: z.string(),
+  train_data: z.string(),
+  podcast_script: z.array(ScriptLine),
+  hightlights: z.array(Highlight),
+  processed_content: z.string(),
+  title: z.string(),
+  avatar: z.string().nullable(),
+  podcast_script_txt: z.string(),
+  create_time: z.number().describe('Unix seconds'),
+  language: z.string().optional(),
+  progress: z.number().optional(),
+  engine: z.string().nullable().optional(),
+  error: z.string().nullable().optional(),
+});
+export type PodcastScriptQueryData = z.infer<typeof PodcastScriptQueryData>;

@@ -37,3 +37,18 @@ export const SeparationResult = z.object({
   durationSeconds: z.number(),
 });
 export type SeparationResult = z.infer<typeof SeparationResult>;
+
+/** What separation/task/get answers in data. */
+export const SeparationQueryData = z.looseObject({
+  status: z.enum(['waiting', 'success', 'failed']),
+  file_type: z.string(),
+  video_url: z.string(),
+  output: z.record(z.string(), z.string()).describe('Stem name -> result URL (the keys follow model_type)'),
+  zip_url: z.string(),
+  progress: z.number().optional(),
+  duration: z.number().optional(),
+  engine: z.string().nullable().optional(),
+  credits: z.number().optional(),
+  error: z.string().nullable().optional(),
+});
+export type SeparationQueryData = z.infer<typeof SeparationQueryData>;

@@ -37,3 +37,15 @@ export const TtsResult = z.object({
   characters: z.number(),
 });
 export type TtsResult = z.infer<typeof TtsResult>;
+
+/** What tts/task/get answers in data (the SDK and the OpenAPI document read it; the API side builds it in api.ts). */
+export const TtsQueryData = z.looseObject({
+  status: z.enum(['waiting', 'success', 'failed']),
+  output: z.string().describe('Result file URL on success, empty otherwise'),
+  progress: z.number().optional().describe('0 to 1 while waiting'),
+  duration: z.number().optional(),
+  engine: z.string().nullable().optional(),
+  credits: z.number().optional(),
+  error: z.string().nullable().optional().describe('Why the task failed'),
+});
+export type TtsQueryData = z.infer<typeof TtsQueryData>;
