@@ -1,5 +1,5 @@
 import { createWriteStream, openAsBlob } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -46,11 +46,14 @@ const Envelope = z.object({ code: z.number(), data: z.unknown(), message: z.stri
 /** A Blob from a local path or the Blob given; a missing path is the caller's mistake, said with the path. */
 async function blobOf(file: string | Blob): Promise<{ blob: Blob; name: string }> {
   if (typeof file !== 'string') return { blob: file, name: 'upload.bin' };
+  // openAsBlob's own error does not say what is wrong (no code), so look first.
+  const info = await stat(file).catch(() => null);
+  if (!info) throw new SoundryError(`No such file: ${file}`, 'input');
+  if (!info.isFile()) throw new SoundryError(`Not a file: ${file}`, 'input');
   try {
     return { blob: await openAsBlob(file), name: basename(file) };
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    throw new SoundryError(code === 'ENOENT' ? `No such file: ${file}` : `Cannot read ${file}: ${(err as Error).message}`, 'input');
+    throw new SoundryError(`Cannot read ${file}: ${(err as Error).message}`, 'input');
   }
 }
 

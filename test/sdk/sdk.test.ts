@@ -81,7 +81,7 @@ describe('SDK against a real server', () => {
     const refused = await bad.tts.create({ voice_id: 1, emotion: 0, speed: 1, language: 'en', text: 'x' }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(SoundryError);
     expect(refused).toMatchObject({ kind: 'api', code: 101002, message: expect.stringContaining('Invalid API key') });
-    await expect(client.separation.run(join(app.dataDir, 'missing.wav'), { modelType: 501, outputDir: app.dataDir })).rejects.toMatchObject({ kind: 'input', message: expect.stringContaining('missing.wav') });
+    await expect(client.separation.run(join(app.dataDir, 'missing.wav'), { modelType: 501, outputDir: app.dataDir })).rejects.toMatchObject({ kind: 'input', message: `No such file: ${join(app.dataDir, 'missing.wav')}` });
     const dead = new Soundry({ baseUrl: 'http://127.0.0.1:9', apiKey: 'sk_x' });
     await expect(dead.tts.get('x')).rejects.toMatchObject({ kind: 'network' });
     // A failed task throws with the server's reason.
