@@ -45,3 +45,8 @@ export const EnhanceQueryData = z.looseObject({
   error: z.string().nullable().optional(),
 });
 export type EnhanceQueryData = z.infer<typeof EnhanceQueryData>;
+
+export const ENHANCE_EXAMPLE: z.input<typeof EnhanceCreateBody> = {
+  inputurl: 'https://example.com/interview.mp3',
+  enhance_type: { remove_noise: true, long_silences: true, normalize: true },
+};

@@ -67,3 +67,15 @@ export const PodcastAudioQueryData = PodcastScriptQueryData.extend({
   credits: z.number().optional(),
 });
 export type PodcastAudioQueryData = z.infer<typeof PodcastAudioQueryData>;
+
+/** Step 2's body as step 1 answers it (shortened): sent back unchanged or edited. */
+export const PODCAST_AUDIO_EXAMPLE: z.input<typeof PodcastAudioCreateBody> = {
+  title: 'How bees keep orchards going',
+  processed_content: 'Two hosts talk about bees, colonies and orchards.',
+  podcast_script: [
+    { role: 'A', name: 'Alex', avatar: '', text: 'Welcome! Today we talk about bees.', voice_id: '1001' },
+    { role: 'B', name: 'Sam', avatar: '', text: 'They pollinate most flowering plants.', voice_id: '1002' },
+  ],
+  hightlights: [{ highlight: 'Bees pollinate most flowering plants.', index: 0, script_start_index: 1, script_end_index: 1 }],
+  global_id: 'pod_0123456789abcdef',
+};

@@ -7,7 +7,7 @@ export type SeparationType = (typeof SEPARATION_TYPES)[number];
 
 /** POST separation/task/create. */
 export const SeparationCreateBody = z.object({
-  model_type: int().refine(isModelType, { message: `must be one of ${MODEL_TYPES.join(', ')}` }),
+  model_type: int().refine(isModelType, { message: `must be one of ${MODEL_TYPES.join(', ')}` }).meta({ enum: [...MODEL_TYPES] }),
   inputurl: urlString(),
   separation_type: z
     .enum(SEPARATION_TYPES)
@@ -52,3 +52,5 @@ export const SeparationQueryData = z.looseObject({
   error: z.string().nullable().optional(),
 });
 export type SeparationQueryData = z.infer<typeof SeparationQueryData>;
+
+export const SEPARATION_EXAMPLE: z.input<typeof SeparationCreateBody> = { model_type: 501, inputurl: 'https://example.com/song.mp3' };
