@@ -2,6 +2,7 @@ import { basename, extname } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import cliProgress from 'cli-progress';
+import { ERRORS } from '../domain/errors.js';
 import { ENHANCE_FLAGS, MODEL_TYPES, PODCAST_LANGUAGES, TTS_LANGUAGES, isModelType, isPodcastLanguage, type EnhanceFlag, type TtsLanguage } from '../domain/vocabulary.js';
 import { Soundry, SoundryError, type OnProgress, type ProgressEvent } from '../sdk/index.js';
 
@@ -51,10 +52,10 @@ function progressReporter(stderr: NodeJS.WriteStream): { onProgress: OnProgress;
 
 /** What to tell the user beyond the server's own message, by the spec's code. */
 const HINTS: Record<number, string> = {
-  101002: 'check SOUNDRY_API_KEY. Keys live in the server\'s database: a key made by `soundry keys create` with another DATA_DIR (or DATABASE_URL) than the server\'s is unknown to it',
-  100100: 'the account is out of credits: an admin adds some with `soundry credits add ACCOUNT N`',
-  101005: 'the account is suspended (`soundry accounts resume ACCOUNT`)',
-  101006: 'the key is disabled (`soundry keys enable KEY`)',
+  [ERRORS.INVALID_API_KEY.code]: 'check SOUNDRY_API_KEY. Keys live in the server\'s database: a key made by `soundry keys create` with another DATA_DIR (or DATABASE_URL) than the server\'s is unknown to it',
+  [ERRORS.INSUFFICIENT_CREDITS.code]: 'the account is out of credits: an admin adds some with `soundry credits add ACCOUNT N`',
+  [ERRORS.ACCOUNT_SUSPENDED.code]: 'the account is suspended (`soundry accounts resume ACCOUNT`)',
+  [ERRORS.KEY_NOT_ENABLED.code]: 'the key is disabled (`soundry keys enable KEY`)',
 };
 
 /** Turns an SDK error into the line the user reads and the exit code a script tests. */

@@ -1,6 +1,6 @@
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ERRORS } from '../domain/errors.js';
+import { ERRORS, type ErrorName } from '../domain/errors.js';
 
 /** What the OpenAPI document says of one operation beyond its route schema. */
 export interface OperationDoc {
@@ -16,13 +16,14 @@ export interface OperationDoc {
 const MESSAGE_BY_CODE = new Map<number, string>(Object.values(ERRORS).map((e) => [e.code, e.message]));
 
 /** The spec's codes per operation kind (Errors, "Codes per operation"), plus Soundry's 100002 for a bad body. */
-export const CREATE_CODES = [100000, 100002, 100100, 101002, 101003, 101004, 101005, 101006] as const;
-export const QUERY_CODES = [100000, 100002, 100100, 101002, 101003, 101004, 101008] as const;
+const codesOf = (names: readonly ErrorName[]) => names.map((n) => ERRORS[n].code);
+export const CREATE_CODES = codesOf(['SUCCESS', 'INVALID_PARAMETERS', 'INSUFFICIENT_CREDITS', 'INVALID_API_KEY', 'RATE_LIMITED', 'CONCURRENCY_LIMITED', 'ACCOUNT_SUSPENDED', 'KEY_NOT_ENABLED']);
+export const QUERY_CODES = codesOf(['SUCCESS', 'INVALID_PARAMETERS', 'INSUFFICIENT_CREDITS', 'INVALID_API_KEY', 'RATE_LIMITED', 'CONCURRENCY_LIMITED', 'TASK_NOT_FOUND']);
 
 /** `Envelope` with a typed data, as a JSON schema for the document only (answers are never validated against it). */
 function envelopeJson(data: z.ZodType, codes: readonly number[]): Record<string, unknown> {
   const schema = z.object({
-    code: z.number().meta({ enum: [...codes], description: 'Result code: 100000 on success, see the operation description for the others' }),
+    code: z.number().meta({ enum: [...codes], description: 'Result code: Request Success on success, see the operation description for the others' }),
     data: data.meta({ description: 'Payload on success; an empty object when the request is refused' }),
     message: z.string(),
   });

@@ -4,6 +4,7 @@ import { basename, dirname } from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
+import { ERRORS } from '../domain/errors.js';
 
 /**
  * Why a call failed, so a caller (and the CLI's exit codes) can tell a refusal of the API from a failed task,
@@ -87,7 +88,7 @@ export class Transport {
     } catch {
       throw new SoundryError(`${what}: HTTP ${res.status}, not an API answer: ${text.slice(0, 200)}`, 'api', null, res.status);
     }
-    if (parsed.code !== 100000) throw new SoundryError(`${what}: ${parsed.message} (code ${parsed.code})`, 'api', parsed.code, res.status);
+    if (parsed.code !== ERRORS.SUCCESS.code) throw new SoundryError(`${what}: ${parsed.message} (code ${parsed.code})`, 'api', parsed.code, res.status);
     return parsed.data;
   }
 
