@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,6 +14,17 @@ const tools = resolveMediaTools({ preferSystem: true });
 let app: TestApp;
 let key: string;
 let song: string;
+let site: Server;
+let siteUrl: string;
+const ARTICLE = [
+  'Bees pollinate most flowering plants, and many of the crops people eat depend on them. A single colony can hold fifty thousand bees in summer.',
+  'Beekeepers move hives to orchards in spring, when apple and cherry trees bloom. Growers pay for the visits because the harvest depends on them.',
+  'Winter losses have grown in many countries over the last twenty years. Researchers study mites, viruses, pesticides and weather as causes.',
+  'Wild bees matter as much as honey bees. Hedges, meadows and fewer mown verges give them food and places to nest.',
+  'Some cities now keep hives on rooftops. Their honey tastes of the parks and street trees around them.',
+];
+const PAGE = `<!doctype html><html lang="en"><head><title>Bees and orchards</title></head><body><nav>Home | About</nav>
+<article><h1>Bees and orchards</h1>${ARTICLE.map((p) => `<p>${p}</p>`).join('')}</article><footer>(c) Example</footer></body></html>`;
 
 async function soundry(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: any; err: string }> {
   try {
@@ -33,12 +45,19 @@ const seconds = async (path: string) => {
 };
 
 beforeAll(async () => {
-  app = await startTestApp({ WORKER_THREADS: '2' });
+  // The article is served on 127.0.0.1: this server allows private addresses, as an intranet one would.
+  app = await startTestApp({ WORKER_THREADS: '2', ALLOW_PRIVATE_URLS: '1' });
+  site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE));
+  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+  siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/bees.html`;
   ({ key } = await app.newKey({ credits: 1000 }));
   song = join(app.dataDir, 'song.wav');
   await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'aevalsrc=0.3*sin(2*PI*440*t)+0.3*sin(2*PI*55*t):s=44100:d=3', '-ac', '2', '-c:a', 'pcm_s16le', song]);
 });
-afterAll(async () => app?.close());
+afterAll(async () => {
+  site?.close();
+  await app?.close();
+});
 
 describe('soundry client commands', () => {
   it('tts writes an mp3 and prints its path', async () => {
@@ -64,6 +83,12 @@ describe('soundry client commands', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out.title).toBeTruthy();
     expect(await seconds(join(app.dataDir, 'episode.mp3'))).toBeGreaterThan(5);
+  }, 240_000);
+
+  it('podcast runs both steps from a web page URL', async () => {
+    const r = await soundry(['podcast', siteUrl, '--duration', '1', '-o', 'web-episode.mp3']);
+    expect(r.code, r.err).toBe(0);
+    expect(await seconds(join(app.dataDir, 'web-episode.mp3'))).toBeGreaterThan(5);
   }, 240_000);
 
   it('fails with a clear message and an exit code a script can test', async () => {

@@ -84,7 +84,19 @@ describe('SDK against a real server', () => {
     await expect(client.separation.run(join(app.dataDir, 'missing.wav'), { modelType: 501, outputDir: app.dataDir })).rejects.toMatchObject({ kind: 'input', message: `No such file: ${join(app.dataDir, 'missing.wav')}` });
     const dead = new Soundry({ baseUrl: 'http://127.0.0.1:9', apiKey: 'sk_x' });
     await expect(dead.tts.get('x')).rejects.toMatchObject({ kind: 'network' });
-    // A failed task throws with the server's reason.
-    await expect(client.enhance.run('http://127.0.0.1:9/nothing.wav', { flags: [], output: join(app.dataDir, 'never.wav'), pollIntervalMs: 100 })).rejects.toMatchObject({ kind: 'task_failed' });
+    // A failed task throws with the server's reason, which names the setting that would allow it.
+    await expect(client.enhance.run('http://127.0.0.1:9/nothing.wav', { flags: [], output: join(app.dataDir, 'never.wav'), pollIntervalMs: 100 })).rejects.toMatchObject({
+      kind: 'task_failed',
+      message: expect.stringMatching(/private, local or reserved network address.*ALLOW_PRIVATE_URLS=1/),
+    });
+  }, 60_000);
+
+  it('a 2-minute WAV over the spec\'s 10 MB enhancement limit fails saying what to send instead', async () => {
+    const wav = join(app.dataDir, 'two-minutes.wav');
+    await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=220:d=120:sample_rate=44100', '-ac', '2', '-c:a', 'pcm_s16le', wav]);
+    await expect(client.enhance.run(wav, { flags: ['normalize'], output: join(app.dataDir, 'never.wav'), pollIntervalMs: 100 })).rejects.toMatchObject({
+      kind: 'task_failed',
+      message: expect.stringMatching(/larger than the limit of 10485760 bytes; send a compressed format \(MP3, Opus, FLAC.*ENHANCE_MAX_BYTES/),
+    });
   }, 60_000);
 });
