@@ -106,7 +106,7 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
         if (!language) throw new SoundryError(`--language must be all or one of ${TTS_LANGUAGES.join(', ')}`, 'input');
         return client.tts.run({ voice_id: voiceId, emotion: o.emotion, speed: o.speed, language, text, format }, o.output, { onProgress });
       });
-      deps.print({ file: result.file, voice_id: result.data.voice, duration: result.data.duration, credits: result.data.credits });
+      deps.print({ file: result.file, voice: result.data.voice, duration: result.data.duration, credits: result.data.credits });
     });
 
   program

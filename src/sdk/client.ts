@@ -39,10 +39,10 @@ export class Soundry {
     voices(filter?: { language?: string }): Promise<TtsVoice[]>;
   };
   readonly separation: TaskClient<SeparationCreateInput, SeparationQueryData> & {
-    run(file: FileInput, opts: RunOptions & { modelType: ModelType; outputDir: string; format?: 'mp3' | 'wav' | 'flac'; separationType?: SeparationCreateInput['separation_type'] }): Promise<{ data: SeparationQueryData; files: Record<string, string> }>;
+    run(file: FileInput, opts: RunOptions & { modelType: ModelType; outputDir?: string; format?: 'mp3' | 'wav' | 'flac'; separationType?: SeparationCreateInput['separation_type'] }): Promise<{ data: SeparationQueryData; files: Record<string, string> }>;
   };
   readonly enhance: TaskClient<EnhanceCreateInput, EnhanceQueryData> & {
-    run(file: FileInput, opts: RunOptions & { flags: readonly EnhanceFlag[]; output: string }): Promise<{ data: EnhanceQueryData; file: string }>;
+    run(file: FileInput, opts: RunOptions & { flags?: readonly EnhanceFlag[]; output?: string }): Promise<{ data: EnhanceQueryData; file: string }>;
   };
   readonly podcast: {
     script: TaskClient<PodcastScriptCreateInput, PodcastScriptQueryData>;
@@ -70,13 +70,13 @@ export class Soundry {
 
     const separation = new TaskClient<SeparationCreateInput, SeparationQueryData>(t, { create: 'separation/task/create', get: 'separation/task/get', createdIdField: 'job_id', queryIdField: 'job_id', data: SeparationQueryData });
     this.separation = Object.assign(separation, {
-      async run(file: FileInput, o: RunOptions & { modelType: ModelType; outputDir: string; format?: 'mp3' | 'wav' | 'flac'; separationType?: SeparationCreateInput['separation_type'] }) {
+      async run(file: FileInput, o: RunOptions & { modelType: ModelType; outputDir?: string; format?: 'mp3' | 'wav' | 'flac'; separationType?: SeparationCreateInput['separation_type'] }) {
         const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress);
         const body: SeparationCreateInput = { model_type: o.modelType, inputurl, ...(o.format ? { output_format: o.format } : {}), ...(o.separationType ? { separation_type: o.separationType } : {}) };
         const data = await separation.wait(await separation.create(body), o);
         const files: Record<string, string> = {};
         for (const [stem, url] of Object.entries(data.output)) {
-          files[stem] = await t.download(url, join(o.outputDir, `${stem}.${extensionOf(url, o.format ?? 'mp3')}`), o.onProgress);
+          files[stem] = await t.download(url, join(o.outputDir ?? 'stems', `${stem}.${extensionOf(url, o.format ?? 'mp3')}`), o.onProgress);
         }
         return { data, files };
       },
@@ -84,10 +84,11 @@ export class Soundry {
 
     const enhance = new TaskClient<EnhanceCreateInput, EnhanceQueryData>(t, { create: 'enhance/task/create', get: 'enhance/task/get', createdIdField: 'job_id', queryIdField: 'job_id', data: EnhanceQueryData });
     this.enhance = Object.assign(enhance, {
-      async run(file: FileInput, o: RunOptions & { flags: readonly EnhanceFlag[]; output: string }) {
+      async run(file: FileInput, o: RunOptions & { flags?: readonly EnhanceFlag[]; output?: string }) {
         const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress);
-        const data = await enhance.wait(await enhance.create({ inputurl, enhance_type: Object.fromEntries(o.flags.map((f) => [f, true])) }), o);
-        return { data, file: await t.download(data.output, o.output, o.onProgress) };
+        const data = await enhance.wait(await enhance.create({ inputurl, enhance_type: Object.fromEntries((o.flags ?? []).map((f) => [f, true])) }), o);
+        const output = o.output ?? `enhanced.${extensionOf(data.output, 'mp3')}`;
+        return { data, file: await t.download(data.output, output, o.onProgress) };
       },
     });
 
