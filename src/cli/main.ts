@@ -8,15 +8,30 @@ import type { Kysely } from 'kysely';
 import { registerAdminCommands, CliError } from './admin.js';
 import { registerModelCommands } from './models.js';
 import { loadCatalog } from '../models/catalog-file.js';
+import { describeClientError, registerClientCommands } from './client.js';
+import { SoundryError } from '../sdk/index.js';
 
-/** Admin CLI: one JSON object on stdout per command; errors as {"error": ...} on stderr, exit 1. */
+/**
+ * One `soundry` bin. Admin commands (keys, accounts, credits, tasks, models) work on the server's database
+ * directly: one JSON object on stdout per command; errors as {"error": ...} on stderr, exit 1. Client commands
+ * (tts, separate, enhance, podcast) talk to a running server over HTTP (src/cli/client.ts).
+ */
 async function main(argv: string[]): Promise<void> {
   const config = loadConfig(process.env);
   let db: Kysely<Database> | null = null;
   // Same database as the server: Postgres when DATABASE_URL is set, else SQLite under DATA_DIR.
-  const database = async () => (db ??= await openDatabase(config, { applicationName: 'soundry-cli', poolSize: 1 }));
+  // Said on stderr every time: a key made on another DATA_DIR than the server's is "Invalid API key" there.
+  const database = async () => {
+    if (!db) {
+      const where = config.DATABASE_URL ? `PostgreSQL (DATABASE_URL)` : `SQLite ${config.DB_PATH} (DATA_DIR=${config.DATA_DIR})`;
+      process.stderr.write(`soundry: using the database ${where}; the server must use the same one\n`);
+      db = await openDatabase(config, { applicationName: 'soundry-cli', poolSize: 1 });
+    }
+    return db;
+  };
   const print = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
-  const program = new Command('soundry').description('Soundry admin CLI').exitOverride();
+  const program = new Command('soundry').description('Soundry: client commands for a running server, and admin commands on its database').exitOverride();
+  registerClientCommands(program, { url: config.SOUNDRY_URL, apiKey: config.SOUNDRY_API_KEY, print, stderr: process.stderr });
   registerAdminCommands(program, {
     accounts: async () => new SqlAccountStore(await database()),
     tasks: async () => new SqlTaskStore(await database()),
@@ -40,6 +55,11 @@ main(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {
     // help and version are not failures
     process.exit(err.exitCode);
+  }
+  if (err instanceof SoundryError) {
+    const { message, exitCode } = describeClientError(err);
+    process.stderr.write(`soundry: ${message}\n`);
+    process.exit(exitCode);
   }
   const message = err instanceof CliError || err instanceof Error ? err.message : String(err);
   process.stderr.write(`${JSON.stringify({ error: message })}\n`);

@@ -161,6 +161,10 @@ const EnvSchema = z.object({
       }
       return [...new Set(kinds)] as TaskKind[];
     }),
+  /** Client CLI only (soundry tts/separate/enhance/podcast): the server to talk to. */
+  SOUNDRY_URL: z.string().url().default('http://127.0.0.1:8080'),
+  /** Client CLI only: the API key it sends (made by `soundry keys create` on the server's DATA_DIR or DATABASE_URL). */
+  SOUNDRY_API_KEY: z.string().optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -233,6 +237,11 @@ function deploymentWarnings(e: Env): string[] {
   if (e.ROLE === 'worker' && !e.PUBLIC_BASE_URL) {
     out.push(
       "ROLE=worker without PUBLIC_BASE_URL: set it to the API's public address, as on the API nodes. A worker knows the API's upload and result links (inputurl) by it; otherwise it fetches them as foreign URLs, which the SSRF guard refuses on private addresses, and podcast avatar links point at the worker.",
+    );
+  }
+  if ((e.HOST === '0.0.0.0' || e.HOST === '::') && !e.PUBLIC_BASE_URL && e.ROLE !== 'worker') {
+    out.push(
+      `HOST=${e.HOST} without PUBLIC_BASE_URL: result and upload links will be http://127.0.0.1:${e.PORT}/..., which only this machine can open; set PUBLIC_BASE_URL to the address clients reach (e.g. http://my-host:${e.PORT}).`,
     );
   }
   if (e.ROLE === 'api' && e.DATABASE_URL && !e.REDIS_URL) {

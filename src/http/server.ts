@@ -2,7 +2,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import multipart from '@fastify/multipart';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { OpenApiDocs } from './openapi.js';
+import { ERRORS } from '../domain/errors.js';
 import type { Logger } from 'pino';
 import type { AuthService } from '../services/auth.js';
 import type { TaskService } from '../services/tasks.js';
@@ -259,6 +261,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
     deps.metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
 
+  const docs = new OpenApiDocs();
   await app.register(swagger, {
     openapi: {
       info: {
@@ -267,16 +270,26 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
         description: 'Self-hosted implementation of the audio processing API. Every answer is an envelope {code, data, message}; see docs/api.md.',
       },
       servers: [{ url: deps.publicBaseUrl }],
-      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'api-key' } } },
+      components: {
+        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'api-key' } },
+        // Every envelope code with its message (the spec's table and Soundry's additions, docs/api.md).
+        schemas: {
+          ErrorCode: {
+            type: 'integer',
+            enum: Object.values(ERRORS).map((e) => e.code),
+            description: Object.values(ERRORS).map((e) => `${e.code}: ${e.message}`).join('\n'),
+          },
+        },
+      },
       security: [{ apiKey: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: docs.transform,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(multipart, { limits: { ...UPLOAD_MULTIPART_LIMITS, fileSize: deps.uploadMaxBytes } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  registerTaskRoutes(app, { auth: deps.auth, tasks: deps.tasks, limits: deps.limits, kinds: deps.kinds });
+  registerTaskRoutes(app, { auth: deps.auth, tasks: deps.tasks, limits: deps.limits, kinds: deps.kinds, docs });
   registerVoiceRoutes(app, { auth: deps.auth, voices: deps.voices, limits: deps.limits, publicBaseUrl: deps.publicBaseUrl });
   registerVoiceAssetRoutes(app, { voices: deps.voices, blobs: deps.blobs, samples: deps.voiceSamples, tmpDir: deps.tmpDir });
   registerUploadRoutes(app, {

@@ -38,10 +38,20 @@ export class InputFetcher {
     private readonly opts: InputFetcherOptions,
   ) {}
 
-  async fetch(url: string, destPath: string, signal: AbortSignal, limits: { maxBytes?: number } = {}): Promise<FetchedInput> {
+  /**
+   * `limits.overLimitHint`: what to tell the user when the kind's own maxBytes (not INPUT_MAX_BYTES) is what
+   * refused the file, appended to the message after a semicolon.
+   */
+  async fetch(url: string, destPath: string, signal: AbortSignal, limits: { maxBytes?: number; overLimitHint?: string } = {}): Promise<FetchedInput> {
     const maxBytes = Math.min(limits.maxBytes ?? Infinity, this.opts.maxBytes);
+    const hint = (reason: string) => {
+      if (reason === 'too_large' && limits.overLimitHint && limits.maxBytes !== undefined && limits.maxBytes <= this.opts.maxBytes) return `; ${limits.overLimitHint}`;
+      // The operator's switch, named where the refusal is read: without it the task fails after an accepted create.
+      if (reason === 'blocked_address' && !this.opts.allowPrivate) return '; a server meant for a private network can allow such addresses with ALLOW_PRIVATE_URLS=1';
+      return '';
+    };
     const own = await this.deps.urls.ownKey(url);
-    if (own.kind === 'own') return this.copyBlob(own.key, destPath, maxBytes);
+    if (own.kind === 'own') return this.copyBlob(own.key, destPath, maxBytes, hint('too_large'));
     if (own.kind === 'refused') {
       throw new TaskFailure(`The URL is a file link of this server that is ${own.reason === 'expired' ? 'expired' : 'not valid'}`);
     }
@@ -58,16 +68,16 @@ export class InputFetcher {
       if (err instanceof FetchInputError) {
         // Network trouble may pass; a refused address, a 404 or an oversized file will not.
         const transient = err.reason === 'network' || err.reason === 'timeout' || err.reason === 'dns';
-        throw new TaskFailure(`The URL could not be fetched: ${err.message}`, transient && !signal.aborted);
+        throw new TaskFailure(`The URL could not be fetched: ${err.message}${hint(err.reason)}`, transient && !signal.aborted);
       }
       throw err;
     }
   }
 
-  private async copyBlob(key: string, destPath: string, maxBytes: number): Promise<FetchedInput> {
+  private async copyBlob(key: string, destPath: string, maxBytes: number, overLimitHint: string): Promise<FetchedInput> {
     const info = await this.deps.blobs.stat(key);
     if (!info) throw new TaskFailure('The URL points to a file of this server that no longer exists');
-    if (info.size > maxBytes) throw new TaskFailure(`The file is larger than the limit of ${maxBytes} bytes`);
+    if (info.size > maxBytes) throw new TaskFailure(`The file is larger than the limit of ${maxBytes} bytes${overLimitHint}`);
     await pipeline(await this.deps.blobs.read(key), createWriteStream(destPath));
     const handle = await open(destPath, 'r');
     try {

@@ -33,7 +33,11 @@ export interface KindRoute<S extends z.ZodType = z.ZodType> {
   createdIdField: 'job_id' | 'global_id';
   queryIdField: 'job_id' | 'global_id';
   /** Extra fields the spec shows in the create answer. */
-  createdExtra?: Record<string, unknown>;
+  createdExtra?: Record<string, number | string>;
+  /** What the query answers in data (the OpenAPI document and the SDK read it). */
+  queryData: z.ZodType;
+  /** A create body the route accepts, shown in the OpenAPI document (a test parses it with `body`). */
+  example: z.input<S>;
 }
 
 /** A kind's API side with the route whose validated body it receives. */

@@ -53,4 +53,13 @@ describe('deployment configuration', () => {
     expect(loadConfig(worker).warnings.join('\n')).toMatch(/ROLE=worker without PUBLIC_BASE_URL/);
     expect(loadConfig({ ...worker, PUBLIC_BASE_URL: 'https://audio.example.com' }).warnings).toEqual([]);
   });
+
+  it('warns when HOST listens everywhere but the links handed out would say 127.0.0.1', () => {
+    const open = loadConfig({ ...base, HOST: '0.0.0.0', PORT: '9000' });
+    expect(open.PUBLIC_BASE_URL).toBe('http://127.0.0.1:9000');
+    expect(open.warnings.join('\n')).toMatch(/HOST=0\.0\.0\.0 without PUBLIC_BASE_URL: result and upload links will be http:\/\/127\.0\.0\.1:9000/);
+    expect(loadConfig({ ...base, HOST: '::' }).warnings.join('\n')).toMatch(/HOST=:: without PUBLIC_BASE_URL/);
+    expect(loadConfig({ ...base, HOST: '0.0.0.0', PUBLIC_BASE_URL: 'http://audio.lan:8080' }).warnings).toEqual([]);
+    expect(loadConfig({ ...base, HOST: '127.0.0.1' }).warnings).toEqual([]);
+  });
 });

@@ -63,4 +63,18 @@ describe('InputFetcher', () => {
     const missing = fetcher(true).input.fetch(`http://127.0.0.1:${port}/missing.wav`, join(dir, 'in5'), new AbortController().signal);
     await expect(missing).rejects.toMatchObject({ retryable: false });
   });
+
+  it('names the setting behind a refusal: ALLOW_PRIVATE_URLS for a private address, the kind\'s hint for its own size limit', async () => {
+    const url = `http://127.0.0.1:${port}/song.wav`;
+    await expect(fetcher(false).input.fetch(url, join(dir, 'in6'), new AbortController().signal)).rejects.toThrow(/private.*ALLOW_PRIVATE_URLS=1/);
+    const hint = 'send a compressed format';
+    // Over the kind's own limit (smaller than INPUT_MAX_BYTES): fetched and own files alike carry the hint.
+    await expect(fetcher(true).input.fetch(url, join(dir, 'in7'), new AbortController().signal, { maxBytes: 10, overLimitHint: hint })).rejects.toThrow(/larger than.*; send a compressed format$/);
+    const { blobs, signer, input } = fetcher(false);
+    await writeFile(join(dir, 'big.wav'), WAV);
+    await blobs.putFile('uploads/big/big.wav', join(dir, 'big.wav'), 'audio/wav');
+    await expect(input.fetch(signer.sign('uploads/big/big.wav'), join(dir, 'in8'), new AbortController().signal, { maxBytes: 10, overLimitHint: hint })).rejects.toThrow(
+      `The file is larger than the limit of 10 bytes; ${hint}`,
+    );
+  });
 });

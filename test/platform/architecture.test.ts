@@ -45,6 +45,12 @@ const RULES: Array<{ name: string; from: (f: string) => boolean; banned: (import
     banned: (i) => ['http', 'adapters', 'app', 'cli', 'main.ts'].some((l) => isUnder(i, l)),
   },
   { name: 'adapters depend on ports and domain, not on use cases', from: (f) => isUnder(f, 'adapters'), banned: (i) => ['http', 'services', 'kinds', 'jobs', 'app', 'engines'].some((l) => isUnder(i, l)) },
+  {
+    // The SDK runs on the client's machine: it may share the contracts' zod schemas and the vocabulary, nothing of the server.
+    name: 'the sdk imports only its own files, domain and the kinds\' contracts',
+    from: (f) => isUnder(f, 'sdk'),
+    banned: (i) => !isUnder(i, 'sdk') && !isUnder(i, 'domain') && !/^kinds\/([^/]+\/contract|fields)\.ts$/.test(i),
+  },
   { name: 'http never builds adapters', from: (f) => isUnder(f, 'http'), banned: (i) => isUnder(i, 'adapters') || isUnder(i, 'app') },
 ];
 

@@ -44,16 +44,16 @@ export function registerSystemRoutes(app: FastifyInstance, deps: { metrics: Metr
     const ok = results.every(([, r]) => r.ok);
     return { ok, body: { status: ok ? 'ok' : 'unavailable', role: deps.health.role, ...Object.fromEntries(results.map(([n, r]) => [n, r.value])) } };
   };
-  app.get('/healthz', { schema: { tags: ['System'], summary: "This node's dependencies (database, queue, blob store, workers): 200 ok or 503 naming the failure" } }, async (_req, reply) => {
+  app.get('/healthz', { schema: { operationId: 'getHealth', tags: ['System'], summary: "This node's dependencies (database, queue, blob store, workers): 200 ok or 503 naming the failure" } }, async (_req, reply) => {
     const { ok, body } = await report();
     return reply.status(ok ? 200 : 503).send(body);
   });
-  app.get('/readyz', { schema: { tags: ['System'], summary: 'For load balancers: 200 while this node takes requests, 503 while draining or unhealthy' } }, async (_req, reply) => {
+  app.get('/readyz', { schema: { operationId: 'getReadiness', tags: ['System'], summary: 'For load balancers: 200 while this node takes requests, 503 while draining or unhealthy' } }, async (_req, reply) => {
     if (deps.draining()) return reply.status(503).send({ status: 'draining', role: deps.health.role });
     const { ok, body } = await report();
     return reply.status(ok ? 200 : 503).send(body);
   });
-  app.get('/metrics', { schema: { tags: ['System'], summary: 'Prometheus metrics' } }, async (_req, reply) => {
+  app.get('/metrics', { schema: { operationId: 'getMetrics', tags: ['System'], summary: 'Prometheus metrics' } }, async (_req, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });

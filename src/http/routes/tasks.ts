@@ -9,6 +9,7 @@ import { callerOf, requireApiKey } from '../auth-hooks.js';
 import { success } from '../envelope.js';
 import { Envelope } from '../schemas.js';
 import { ERRORS } from '../../domain/errors.js';
+import { CREATE_CODES, QUERY_CODES, type OpenApiDocs } from '../openapi.js';
 
 const BASE = '/audio/api/v1/api-keys';
 
@@ -26,6 +27,13 @@ function withoutCallback(body: unknown): unknown {
   return rest;
 }
 
+/** tts/task/create -> createTtsTask, podcast/script/get -> getPodcastScript: the verb first, as clients name calls. */
+function operationId(path: string): string {
+  const parts = path.split('/');
+  const verb = parts.pop()!;
+  return verb + parts.map((p) => p[0]!.toUpperCase() + p.slice(1)).join('');
+}
+
 /** Query bodies accept either id name (clients mix them up); the spec's own name is documented. */
 function queryBody(field: 'job_id' | 'global_id') {
   return z
@@ -35,11 +43,18 @@ function queryBody(field: 'job_id' | 'global_id') {
 
 export function registerTaskRoutes(
   app: FastifyInstance,
-  deps: { auth: AuthService; tasks: TaskService; limits: RequestLimits; kinds: readonly ApiKind[] },
+  deps: { auth: AuthService; tasks: TaskService; limits: RequestLimits; kinds: readonly ApiKind[]; docs: OpenApiDocs },
 ): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   for (const { route } of deps.kinds) {
     const available = deps.tasks.isAvailable(route.kind);
+    deps.docs.set('POST', `${BASE}/${route.create}`, {
+      operationId: operationId(route.create),
+      data: z.looseObject({ [route.createdIdField]: z.string(), ...Object.fromEntries(Object.entries(route.createdExtra ?? {}).map(([k, v]) => [k, z.literal(v)])) }),
+      example: route.example,
+      codes: available ? CREATE_CODES : [...CREATE_CODES, ERRORS.CAPABILITY_NOT_AVAILABLE.code],
+    });
+    deps.docs.set('POST', `${BASE}/${route.get}`, { operationId: operationId(route.get), data: route.queryData, example: { [route.queryIdField]: 'the id from create' }, codes: QUERY_CODES });
     r.post(`${BASE}/${route.create}`, {
       schema: {
         tags: [route.tag],

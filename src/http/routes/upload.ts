@@ -96,7 +96,7 @@ export function registerUploadRoutes(
   deps: { auth: AuthService; limits: RequestLimits; blobs: BlobStore; urls: BlobUrls; maxBytes: number; ttlSeconds: number },
 ): void {
   app.post(UPLOAD_PATH, {
-    schema: { tags: ['Files'], summary: 'Upload a file (multipart field "file"); answers data.url for use as inputurl', consumes: ['multipart/form-data'] },
+    schema: { operationId: 'uploadFile', tags: ['Files'], summary: 'Upload a file (multipart field "file"); answers data.url for use as inputurl', consumes: ['multipart/form-data'] },
     onRequest: requireApiKey(deps.auth, deps.limits, 'create'),
     // The multipart parser stops reading the body once it has seen the closing boundary or an error, and
     // Node does not read what is left of a body someone started reading: an answer sent before the body's

@@ -31,12 +31,12 @@ export function registerVoiceRoutes(
 ): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(`${BASE}/tts/voices`, {
-    schema: { tags: ['Text to speech'], summary: 'TTS voice library (filters: language, gender; paging)', querystring: VoiceListQuery, response: { 200: Envelope } },
+    schema: { operationId: 'listTtsVoices', tags: ['Text to speech'], summary: 'TTS voice library (filters: language, gender; paging)', querystring: VoiceListQuery, response: { 200: Envelope } },
     onRequest: requireApiKey(deps.auth, deps.limits, 'list'),
     handler: async (request) => success(page(filter(await deps.voices.list(), request.query), request.query)),
   });
   r.get(`${BASE}/podcast/voices`, {
-    schema: { tags: ['Podcast'], summary: `Podcast voice resources (${ERRORS.NEED_LOGIN.code} without a valid key)`, querystring: VoiceListQuery, response: { 200: Envelope } },
+    schema: { operationId: 'listPodcastVoices', tags: ['Podcast'], summary: `Podcast voice resources (${ERRORS.NEED_LOGIN.code} without a valid key)`, querystring: VoiceListQuery, response: { 200: Envelope } },
     onRequest: async (request: FastifyRequest) => {
       try {
         // The spec gives this list only 100000 and 100001: no rate or concurrency refusal (it is static data).

@@ -3,7 +3,7 @@ import { publicStatus, type TaskRecord } from '../../domain/task.js';
 import { ENHANCE_FLAGS, type EnhanceFlag } from '../../domain/vocabulary.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
 import { requireHttpUrl } from '../separation/api.js';
-import { EnhanceCreateBody, EnhanceResult, type EnhanceParams } from './contract.js';
+import { EnhanceCreateBody, EnhanceResult, type EnhanceParams, EnhanceQueryData, ENHANCE_EXAMPLE } from './contract.js';
 
 const isFlag = (name: string): name is EnhanceFlag => (ENHANCE_FLAGS as readonly string[]).includes(name);
 
@@ -50,7 +50,7 @@ export class EnhanceKindApi implements KindApi<EnhanceCreateBody> {
 
 export function enhanceApiKind(api: EnhanceKindApi): ApiKind<typeof EnhanceCreateBody> {
   return {
-    route: { kind: 'enhance', tag: 'Enhancement', create: 'enhance/task/create', get: 'enhance/task/get', body: EnhanceCreateBody, createdIdField: 'job_id', queryIdField: 'job_id', createdExtra: { model: 2 } },
+    route: { kind: 'enhance', tag: 'Enhancement', create: 'enhance/task/create', get: 'enhance/task/get', body: EnhanceCreateBody, createdIdField: 'job_id', queryIdField: 'job_id', queryData: EnhanceQueryData, example: ENHANCE_EXAMPLE, createdExtra: { model: 2 } },
     api,
   };
 }

@@ -28,3 +28,25 @@ export const EnhanceResult = z.object({
   reasons: z.record(z.string(), z.string()),
 });
 export type EnhanceResult = z.infer<typeof EnhanceResult>;
+
+/** What enhance/task/get answers in data. */
+export const EnhanceQueryData = z.looseObject({
+  status: z.enum(['waiting', 'success', 'failed']),
+  output: z.string(),
+  result: z.string(),
+  file_size: z.number(),
+  tasks_position: z.number().optional(),
+  progress: z.number().optional(),
+  duration: z.number().optional(),
+  stages: z.array(z.string()).optional(),
+  reasons: z.record(z.string(), z.string()).optional(),
+  engine: z.string().nullable().optional(),
+  credits: z.number().optional(),
+  error: z.string().nullable().optional(),
+});
+export type EnhanceQueryData = z.infer<typeof EnhanceQueryData>;
+
+export const ENHANCE_EXAMPLE: z.input<typeof EnhanceCreateBody> = {
+  inputurl: 'https://example.com/interview.mp3',
+  enhance_type: { remove_noise: true, long_silences: true, normalize: true },
+};

@@ -51,7 +51,11 @@ export class EnhanceHandler implements TaskHandler {
   async run(ctx: JobContext): Promise<JobOutcome> {
     const p = EnhanceParams.parse(ctx.task.params);
     const inputPath = join(ctx.tmpDir, 'input');
-    await this.deps.input.fetch(p.inputUrl, inputPath, ctx.signal, { maxBytes: this.deps.maxBytes });
+    await this.deps.input.fetch(p.inputUrl, inputPath, ctx.signal, {
+      maxBytes: this.deps.maxBytes,
+      // The spec's 10 MB refuses a 2-minute 16-bit stereo WAV (about 21 MB): say what fits and what the operator can change.
+      overLimitHint: 'send a compressed format (MP3, Opus, FLAC: minutes of audio fit in a few MB), or the server operator can raise ENHANCE_MAX_BYTES',
+    });
     const info = await probeMedia(inputPath, { ffprobe: this.deps.media.ffprobe, signal: ctx.signal }).catch(() => null);
     if (!info || !info.hasAudio || !(info.sampleRate > 0)) throw new TaskFailure('The input is not an audio or video file with an audio track');
     // The header's duration is a claim: length, limit and price are what the decoder yields (stopped at the limit).

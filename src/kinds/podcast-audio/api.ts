@@ -8,7 +8,7 @@ import type { Caller } from '../../services/auth.js';
 import type { ApiKind, KindApi, PresentTools, PreparedTask } from '../kind.js';
 import { scriptFields } from '../podcast-script/api.js';
 import { PodcastScriptResult } from '../podcast-script/contract.js';
-import { PodcastAudioCreateBody, type PodcastAudioParams } from './contract.js';
+import { PodcastAudioCreateBody, type PodcastAudioParams, PodcastAudioQueryData, PODCAST_AUDIO_EXAMPLE } from './contract.js';
 import { z } from 'zod';
 
 /** A voice_id in a script line: our numeric id, as a number or a string (the spec shows strings). */
@@ -86,7 +86,7 @@ export class PodcastAudioKindApi implements KindApi<PodcastAudioCreateBody> {
 
 export function podcastAudioApiKind(api: PodcastAudioKindApi): ApiKind<typeof PodcastAudioCreateBody> {
   return {
-    route: { kind: 'podcast_audio', tag: 'Podcast', create: 'podcast/audio/create', get: 'podcast/audio/get', body: PodcastAudioCreateBody, createdIdField: 'global_id', queryIdField: 'global_id' },
+    route: { kind: 'podcast_audio', tag: 'Podcast', create: 'podcast/audio/create', get: 'podcast/audio/get', body: PodcastAudioCreateBody, createdIdField: 'global_id', queryIdField: 'global_id', queryData: PodcastAudioQueryData, example: PODCAST_AUDIO_EXAMPLE },
     api,
   };
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PODCAST_LIMITS as L } from '../../domain/podcast-limits.js';
 import { boundedArray, boundedString, int, versioned } from '../fields.js';
-import { Highlight, PodcastScriptResult, ScriptLine } from '../podcast-script/contract.js';
+import { Highlight, PodcastScriptQueryData, PodcastScriptResult, ScriptLine } from '../podcast-script/contract.js';
 
 const SubmittedLine = z.object({
   role: boundedString(L.roleChars),
@@ -58,3 +58,24 @@ export const PodcastAudioResult = PodcastScriptResult.omit({ hightlights: true, 
   avatar: z.string(),
 });
 export type PodcastAudioResult = z.infer<typeof PodcastAudioResult>;
+
+/** What podcast/audio/get answers in data: the script's fields, plus the episode once it is done. */
+export const PodcastAudioQueryData = PodcastScriptQueryData.extend({
+  hightlights: z.array(Highlight.extend({ start_time: z.number().optional() })),
+  file_url: z.string().optional().describe('The episode (MP3) on success'),
+  duration: z.number().optional(),
+  credits: z.number().optional(),
+});
+export type PodcastAudioQueryData = z.infer<typeof PodcastAudioQueryData>;
+
+/** Step 2's body as step 1 answers it (shortened): sent back unchanged or edited. */
+export const PODCAST_AUDIO_EXAMPLE: z.input<typeof PodcastAudioCreateBody> = {
+  title: 'How bees keep orchards going',
+  processed_content: 'Two hosts talk about bees, colonies and orchards.',
+  podcast_script: [
+    { role: 'A', name: 'Alex', avatar: '', text: 'Welcome! Today we talk about bees.', voice_id: '1001' },
+    { role: 'B', name: 'Sam', avatar: '', text: 'They pollinate most flowering plants.', voice_id: '1002' },
+  ],
+  hightlights: [{ highlight: 'Bees pollinate most flowering plants.', index: 0, script_start_index: 1, script_end_index: 1 }],
+  global_id: 'pod_0123456789abcdef',
+};

@@ -6,7 +6,7 @@ import { isPodcastLanguage } from '../../domain/vocabulary.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import { httpUrlOrNull } from '../fields.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
-import { PodcastScriptCreateBody, PodcastScriptResult, type PodcastScriptParams } from './contract.js';
+import { PodcastScriptCreateBody, PodcastScriptResult, type PodcastScriptParams, PodcastScriptQueryData, PODCAST_SCRIPT_EXAMPLE } from './contract.js';
 
 /** What both podcast queries read of a stored result: every field may be missing while waiting. */
 const StoredScript = PodcastScriptResult.partial();
@@ -85,7 +85,7 @@ export class PodcastScriptKindApi implements KindApi<PodcastScriptCreateBody> {
 
 export function podcastScriptApiKind(api: PodcastScriptKindApi): ApiKind<typeof PodcastScriptCreateBody> {
   return {
-    route: { kind: 'podcast_script', tag: 'Podcast', create: 'podcast/script/create', get: 'podcast/script/get', body: PodcastScriptCreateBody, createdIdField: 'global_id', queryIdField: 'global_id' },
+    route: { kind: 'podcast_script', tag: 'Podcast', create: 'podcast/script/create', get: 'podcast/script/get', body: PodcastScriptCreateBody, createdIdField: 'global_id', queryIdField: 'global_id', queryData: PodcastScriptQueryData, example: PODCAST_SCRIPT_EXAMPLE },
     api,
   };
 }

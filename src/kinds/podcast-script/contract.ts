@@ -9,10 +9,10 @@ import { boundedArray, boundedString, int, num, URL_MAX_CHARS, versioned } from 
  */
 export const PodcastScriptCreateBody = z
   .object({
-    source_type: int().pipe(z.number().min(1).max(4)),
+    source_type: int().pipe(z.number().min(1).max(4)).meta({ enum: [1, 2, 3, 4], description: '1 website, 2 video-sharing link, 3 attachment, 4 plain text' }),
     speakers: boundedArray(int(), L.speakers, 'speakers').optional(),
-    style: int().pipe(z.number().min(1).max(9)).optional(),
-    duration: int().pipe(z.number().min(1).max(7)).optional(),
+    style: int().pipe(z.number().min(1).max(9)).meta({ enum: [1, 2, 3, 4, 5, 6, 7, 8, 9], description: '1 Educational, 2 Interview, 3 Deep Dive, 4 Storytelling, 5 News Report, 6 Talk Show, 7 Personal Growth, 8 Funny, 9 Roast' }).optional(),
+    duration: int().pipe(z.number().min(1).max(7)).meta({ enum: [1, 2, 3, 4, 5, 6, 7], description: 'Length level: 1 0-1 min, 2 1-3, 3 3-5, 4 5-7, 5 7-8, 6 8-10, 7 10-15' }).optional(),
     use_mode: boundedString(L.useModeChars).optional(),
     commercial_use: num().optional(),
     language: z.enum(PODCAST_LANGUAGES).optional(),
@@ -58,3 +58,34 @@ export const PodcastScriptResult = z.object({
   avatar: z.string().nullable(),
 });
 export type PodcastScriptResult = z.infer<typeof PodcastScriptResult>;
+
+/** What podcast/script/get answers in data (podcast/audio/get adds file_url). */
+export const PodcastScriptQueryData = z.looseObject({
+  status: z.enum(['waiting', 'success', 'failed']),
+  global_id: z.string(),
+  source_data: z.string(),
+  train_data: z.string(),
+  podcast_script: z.array(ScriptLine),
+  hightlights: z.array(Highlight),
+  processed_content: z.string(),
+  title: z.string(),
+  avatar: z.string().nullable(),
+  podcast_script_txt: z.string(),
+  create_time: z.number().describe('Unix seconds'),
+  language: z.string().optional(),
+  progress: z.number().optional(),
+  engine: z.string().nullable().optional(),
+  error: z.string().nullable().optional(),
+});
+export type PodcastScriptQueryData = z.infer<typeof PodcastScriptQueryData>;
+
+export const PODCAST_SCRIPT_EXAMPLE: z.input<typeof PodcastScriptCreateBody> = {
+  source_type: 4,
+  text: 'Bees pollinate most flowering plants. A colony can hold fifty thousand bees in summer. Beekeepers move hives to orchards in spring.',
+  speakers: [],
+  style: 1,
+  duration: 2,
+  use_mode: 'ai',
+  commercial_use: 0,
+  language: 'en',
+};

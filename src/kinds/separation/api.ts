@@ -2,7 +2,7 @@ import { AppError } from '../../domain/errors.js';
 import { publicStatus, type TaskRecord } from '../../domain/task.js';
 import { httpUrlOrNull } from '../fields.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
-import { SeparationCreateBody, SeparationParams, SeparationResult } from './contract.js';
+import { SeparationCreateBody, SeparationParams, SeparationResult, SeparationQueryData, SEPARATION_EXAMPLE } from './contract.js';
 
 /** An http(s) URL or 100002 naming the field; the fetcher re-checks addresses (SSRF) when the worker downloads it. */
 export function requireHttpUrl(field: string, value: string): string {
@@ -49,7 +49,7 @@ export class SeparationKindApi implements KindApi<SeparationCreateBody> {
 
 export function separationApiKind(api: SeparationKindApi): ApiKind<typeof SeparationCreateBody> {
   return {
-    route: { kind: 'separation', tag: 'Separation', create: 'separation/task/create', get: 'separation/task/get', body: SeparationCreateBody, createdIdField: 'job_id', queryIdField: 'job_id' },
+    route: { kind: 'separation', tag: 'Separation', create: 'separation/task/create', get: 'separation/task/get', body: SeparationCreateBody, createdIdField: 'job_id', queryIdField: 'job_id', queryData: SeparationQueryData, example: SEPARATION_EXAMPLE },
     api,
   };
 }

@@ -7,7 +7,7 @@ export type SeparationType = (typeof SEPARATION_TYPES)[number];
 
 /** POST separation/task/create. */
 export const SeparationCreateBody = z.object({
-  model_type: int().refine(isModelType, { message: `must be one of ${MODEL_TYPES.join(', ')}` }),
+  model_type: int().refine(isModelType, { message: `must be one of ${MODEL_TYPES.join(', ')}` }).meta({ enum: [...MODEL_TYPES] }),
   inputurl: urlString(),
   separation_type: z
     .enum(SEPARATION_TYPES)
@@ -39,3 +39,20 @@ export const SeparationResult = z.object({
   engineNote: z.string().optional(),
 });
 export type SeparationResult = z.infer<typeof SeparationResult>;
+
+/** What separation/task/get answers in data. */
+export const SeparationQueryData = z.looseObject({
+  status: z.enum(['waiting', 'success', 'failed']),
+  file_type: z.string(),
+  video_url: z.string(),
+  output: z.record(z.string(), z.string()).describe('Stem name -> result URL (the keys follow model_type)'),
+  zip_url: z.string(),
+  progress: z.number().optional(),
+  duration: z.number().optional(),
+  engine: z.string().nullable().optional(),
+  credits: z.number().optional(),
+  error: z.string().nullable().optional(),
+});
+export type SeparationQueryData = z.infer<typeof SeparationQueryData>;
+
+export const SEPARATION_EXAMPLE: z.input<typeof SeparationCreateBody> = { model_type: 501, inputurl: 'https://example.com/song.mp3' };

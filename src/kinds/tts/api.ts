@@ -4,7 +4,7 @@ import { publicStatus, type TaskRecord } from '../../domain/task.js';
 import { EMOTION_NAMES } from '../../domain/vocabulary.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
-import { TtsCreateBody, TtsResult, type TtsParams } from './contract.js';
+import { TtsCreateBody, TtsResult, type TtsParams, TtsQueryData, TTS_EXAMPLE } from './contract.js';
 
 export class TtsKindApi implements KindApi<TtsCreateBody> {
   readonly kind = 'tts' as const;
@@ -77,7 +77,7 @@ export class TtsKindApi implements KindApi<TtsCreateBody> {
 
 export function ttsApiKind(api: TtsKindApi): ApiKind<typeof TtsCreateBody> {
   return {
-    route: { kind: 'tts', tag: 'Text to speech', create: 'tts/task/create', get: 'tts/task/get', body: TtsCreateBody, createdIdField: 'job_id', queryIdField: 'global_id' },
+    route: { kind: 'tts', tag: 'Text to speech', create: 'tts/task/create', get: 'tts/task/get', body: TtsCreateBody, createdIdField: 'job_id', queryIdField: 'global_id', queryData: TtsQueryData, example: TTS_EXAMPLE },
     api,
   };
 }

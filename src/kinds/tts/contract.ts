@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { TTS_LANGUAGES } from '../../domain/vocabulary.js';
+import { EMOTION_NAMES, TTS_LANGUAGES } from '../../domain/vocabulary.js';
 import { int, num, versioned } from '../fields.js';
 
 /** POST tts/task/create. */
 export const TtsCreateBody = z.object({
   voice_id: int().describe('Voice id from GET /audio/api/v1/api-keys/tts/voices'),
-  emotion: int().pipe(z.number().min(0).max(8)).describe('0 auto, 1 happy, 2 angry, 3 sad, 4 afraid, 5 disgusted, 6 melancholic, 7 surprised, 8 calm'),
+  emotion: int().pipe(z.number().min(0).max(8)).meta({ enum: EMOTION_NAMES.map((_, id) => id) }).describe('0 auto, 1 happy, 2 angry, 3 sad, 4 afraid, 5 disgusted, 6 melancholic, 7 surprised, 8 calm'),
   speed: num().pipe(z.number().min(0.25).max(4)).describe('Speed multiplier: 0.5, 1, 2 (0.25 to 4 accepted)'),
   language: z.enum(['all', ...TTS_LANGUAGES]).describe('Language key; must match the voice (all = the voice decides)'),
   text: z.string().describe('Text to synthesize; line breaks become pauses'),
@@ -52,3 +52,18 @@ export const OpenAiSpeechBody = z.object({
   stream_format: z.enum(['audio']).optional().describe('Only audio (raw bytes); sse is not offered'),
 });
 export type OpenAiSpeechBody = z.infer<typeof OpenAiSpeechBody>;
+
+/** What tts/task/get answers in data (the SDK and the OpenAPI document read it; the API side builds it in api.ts). */
+export const TtsQueryData = z.looseObject({
+  status: z.enum(['waiting', 'success', 'failed']),
+  output: z.string().describe('Result file URL on success, empty otherwise'),
+  progress: z.number().optional().describe('0 to 1 while waiting'),
+  duration: z.number().optional(),
+  engine: z.string().nullable().optional(),
+  credits: z.number().optional(),
+  error: z.string().nullable().optional().describe('Why the task failed'),
+});
+export type TtsQueryData = z.infer<typeof TtsQueryData>;
+
+/** Shown in the OpenAPI document; test/http/openapi.test.ts checks it passes TtsCreateBody. */
+export const TTS_EXAMPLE: z.input<typeof TtsCreateBody> = { voice_id: 1001, emotion: 1, speed: 1, language: 'en', text: 'Hello from my own server!' };
