@@ -10,12 +10,14 @@ import { SqlAccountStore } from '../adapters/sql/account-store.js';
 import { SqlJobQueue } from '../adapters/sql/queue.js';
 import { BullMqJobQueue } from '../adapters/bullmq/queue.js';
 import type { JobQueue } from '../ports/queue.js';
+import type { AccountStore } from '../ports/accounts.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../adapters/sql/schema.js';
 import { queuePolicy } from './queue-policy.js';
 import { LocalBlobStore } from '../adapters/local-blob-store.js';
 import { checkDisk } from '../adapters/disk-space.js';
 import { MemoryLimits } from '../adapters/memory-limits.js';
+import { CachedAccountStore } from '../adapters/cached-account-store.js';
 import { RedisLimits } from '../adapters/redis/limits.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3BlobStore } from '../adapters/s3-blob-store.js';
@@ -126,7 +128,9 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   // This process's own temp folder; folders of processes that died (kill -9) are removed now.
   const temp = await ProcessTempDirs.claim(config.TMP_DIR, logger);
   const { tasks, queue, storeEnqueues } = taskStoreAndQueue(config, db, logger);
-  const accounts = new SqlAccountStore(db);
+  const accounts: AccountStore = config.API_KEY_CACHE_MS > 0
+    ? new CachedAccountStore(new SqlAccountStore(db), { ttlMs: config.API_KEY_CACHE_MS })
+    : new SqlAccountStore(db);
   const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
   const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
   const { blobs, urls, s3 } = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));
