@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from './schema.js';
 import { dialectOf, lockScope, writeTransaction } from './dialect.js';
+import { WriteBatcher } from './write-batch.js';
 import type { CreateWithinLimitResult, NewTask, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
 import type { TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
 import { amountToCharge } from '../../domain/pricing.js';
@@ -74,12 +75,15 @@ async function countUnfinished(db: Kysely<Database>, apiKeyId: string, atMost: n
 export class SqlTaskStore implements TaskStore {
   /** Row locks (FOR UPDATE) exist on Postgres only; SQLite's write transaction already excludes other writers. */
   private readonly rowLocks: boolean;
+  /** SQLite: creates share commits (WriteBatcher); Postgres commits each in its own transaction, locked per key. */
+  private readonly creates: WriteBatcher<Database, { task: NewTask; limit: number }, CreateWithinLimitResult> | null;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly opts: SqlTaskStoreOptions = {},
   ) {
     this.rowLocks = dialectOf(db) === 'postgres';
+    this.creates = this.rowLocks ? null : new WriteBatcher(db, (trx, { task, limit }) => this.createLocked(trx, task, limit));
   }
 
   /** The task row and, when the queue lives in this database, its job: inside the caller's transaction. */
@@ -100,12 +104,16 @@ export class SqlTaskStore implements TaskStore {
   async createWithinLimit(task: NewTask, limit: number): Promise<CreateWithinLimitResult> {
     // Also keeps LIMIT non-negative: SQLite reads LIMIT -1 as "no limit", Postgres rejects it.
     if (limit <= 0) return { created: false, reason: 'unfinished_limit' };
-    return writeTransaction(this.db, async (trx) => {
-      // Creates for one key wait for each other here, so each count sees every earlier insert.
-      await lockScope(trx, `task-limit:${task.apiKeyId}`);
-      if ((await countUnfinished(trx, task.apiKeyId, limit)) >= limit) return { created: false, reason: 'unfinished_limit' };
-      return { created: true, task: toRecord(await this.insertWithJob(trx, task)) };
-    });
+    if (this.creates) return this.creates.run({ task, limit });
+    return writeTransaction(this.db, (trx) => this.createLocked(trx, task, limit));
+  }
+
+  /** Inside a write transaction: count, then insert, so the count is still true when the row goes in. */
+  private async createLocked(trx: Kysely<Database>, task: NewTask, limit: number): Promise<CreateWithinLimitResult> {
+    // Creates for one key wait for each other here, so each count sees every earlier insert.
+    await lockScope(trx, `task-limit:${task.apiKeyId}`);
+    if ((await countUnfinished(trx, task.apiKeyId, limit)) >= limit) return { created: false, reason: 'unfinished_limit' };
+    return { created: true, task: toRecord(await this.insertWithJob(trx, task)) };
   }
 
   async get(id: string): Promise<TaskRecord | null> {
