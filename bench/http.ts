@@ -47,7 +47,8 @@ export async function httpRequests(base: string, apiKey: string): Promise<{ crea
 export async function benchHttp(): Promise<string> {
   const { dataDir, apiKey, clientKeys } = await prepareHttpData();
   const bare = startNode(['bench/bare-server.ts'], { PORT: '18081' });
-  const soundry = startNode(['src/main.ts'], { ROLE: 'api', DATA_DIR: dataDir, PORT: '18082', LOG_LEVEL: 'warn' });
+  // BENCH_SOUNDRY_MAIN: another checkout's entry point (a before/after in one session); BENCH_LOG_LEVEL: info is the default deployment's.
+  const soundry = startNode([process.env.BENCH_SOUNDRY_MAIN ?? 'src/main.ts'], { ROLE: 'api', DATA_DIR: dataDir, PORT: '18082', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn' });
   try {
     await waitHttp('http://127.0.0.1:18081/');
     await waitHttp('http://127.0.0.1:18082/healthz');
@@ -84,7 +85,7 @@ export async function benchHttp(): Promise<string> {
     const lines = [
       `# HTTP throughput and latency`,
       ``,
-      `Machine: ${machine()}. ${CONNECTIONS} connections, ${SECONDS} s per row, autocannon in the bench process, each server in its own process (ROLE=api for Soundry, embedded SQLite in WAL mode). Command: \`npm run bench -- http\`. Measured ${new Date().toISOString()}.`,
+      `Machine: ${machine()}. ${CONNECTIONS} connections, ${SECONDS} s per row, autocannon in the bench process, each server in its own process (ROLE=api for Soundry, embedded SQLite in WAL mode). Command: \`npm run bench -- http\`${process.env.BENCH_SOUNDRY_MAIN ? ` with BENCH_SOUNDRY_MAIN=${process.env.BENCH_SOUNDRY_MAIN}` : ''}, Soundry at LOG_LEVEL=${process.env.BENCH_LOG_LEVEL ?? 'warn'}. Measured ${new Date().toISOString()}.`,
       ``,
       `| route | req/s | ratio to bare | p99 ms | p99 ratio | errors / non-2xx |`,
       `|---|---|---|---|---|---|`,
