@@ -14,9 +14,9 @@ export interface KeyCacheOptions {
  * Every authenticated request looked its key up in the database (profiled: a quarter of a task query's
  * SQL work). This keeps found keys, with their account, for `ttlMs`.
  *
- * The bound on staleness: a change made through this store (the server's own admin paths, tests)
- * clears the cache at once; a change made elsewhere (the admin CLI on the same database, another API
- * node, a worker charging credits) is seen within `ttlMs`. So a disabled key or a suspended account is
+ * The bound on staleness: a change made through this store (the server's own admin paths, tests), or
+ * announced with forget() (a charge by this process's workers), clears the cache at once; a change made
+ * elsewhere (the admin CLI on the same database, another API node, a worker process) is seen within `ttlMs`. So a disabled key or a suspended account is
  * refused at most `ttlMs` late, and the credit pre-check at create may read a balance that old (the
  * charge itself is taken from the database at completion, never below zero, once).
  *
@@ -92,10 +92,18 @@ export class CachedAccountStore implements AccountStore {
     return this.inner.ledger(accountId, limit);
   }
 
-  /** After a write: everything cached may be the old row (writes are admin actions, rare: clear all). */
-  private changed<T>(result: T): T {
+  /**
+   * Drops everything cached, for a change made in this process outside this store (a worker here
+   * charging a task's credits); a lookup running meanwhile does not cache what it read.
+   */
+  forget(): void {
     this.writes++;
     this.found.clear();
+  }
+
+  /** After a write: everything cached may be the old row (writes are admin actions, rare: clear all). */
+  private changed<T>(result: T): T {
+    this.forget();
     return result;
   }
 }

@@ -61,6 +61,18 @@ describe('CachedAccountStore', () => {
     expect((await store.findKeyWithAccount(hash))?.account.balance).toBe(0);
   });
 
+  it('forget() drops what is cached: a charge by this process's workers is seen by the next create', async () => {
+    const store = cached();
+    const { apiKey, account } = await issueApiKey(other, { credits: 10, rateLimit: null, concurrency: null });
+    const hash = hashApiKey(apiKey);
+    clock = 70_000;
+    expect((await store.findKeyWithAccount(hash))?.account.balance).toBe(10);
+    await other.adjustCredits(account.id, -10, 'charged elsewhere in this process');
+    expect((await store.findKeyWithAccount(hash))?.account.balance).toBe(10);
+    store.forget();
+    expect((await store.findKeyWithAccount(hash))?.account.balance).toBe(0);
+  });
+
   it('does not cache unknown keys: a key created elsewhere works at once', async () => {
     const store = cached();
     clock = 90_000;

@@ -36,6 +36,8 @@ export interface SqlTaskStoreOptions {
    * task is never created without its job or the other way round. Unset: the caller enqueues.
    */
   alsoEnqueue?: (trx: Kysely<Database>, job: JobPayload) => Promise<void>;
+  /** Told after completeSuccess committed a charge, so that a cache of balances in this process can drop it. */
+  onCharged?: (accountId: string) => void;
 }
 
 function newRow(task: NewTask): TaskRow {
@@ -149,7 +151,8 @@ export class SqlTaskStore implements TaskStore {
   }
 
   async completeSuccess(id: string, outcome: SuccessOutcome, now: number): Promise<boolean> {
-    return writeTransaction(this.db, async (trx) => {
+    let charged: string | null = null;
+    const done = await writeTransaction(this.db, async (trx) => {
       // Locked in this order (task, then its account) so that a second completion of the task waits
       // and then sees it finished, and two tasks of one account charge one after the other.
       const task = await trx
@@ -191,8 +194,11 @@ export class SqlTaskStore implements TaskStore {
         })
         .where('id', '=', id)
         .execute();
+      charged = task.account_id;
       return true;
     });
+    if (charged !== null) this.opts.onCharged?.(charged);
+    return done;
   }
 
   async completeFailure(id: string, error: string, now: number): Promise<boolean> {
