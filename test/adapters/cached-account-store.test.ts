@@ -61,7 +61,7 @@ describe('CachedAccountStore', () => {
     expect((await store.findKeyWithAccount(hash))?.account.balance).toBe(0);
   });
 
-  it('forget() drops what is cached: a charge by this process's workers is seen by the next create', async () => {
+  it('forget() drops what is cached: a charge by the process\'s own workers is seen by the next create', async () => {
     const store = cached();
     const { apiKey, account } = await issueApiKey(other, { credits: 10, rateLimit: null, concurrency: null });
     const hash = hashApiKey(apiKey);
