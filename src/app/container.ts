@@ -5,17 +5,19 @@ import { ConfigError, type Config } from '../config/config.js';
 import { isSeparationEngineChoice } from '../engines/separation/select.js';
 import { NEURAL_PRESETS } from '../engines/separation/onnx/presets.js';
 import type { TaskKind } from '../domain/task.js';
-import { SqlTaskStore } from '../adapters/sql/task-store.js';
+import { SqlTaskStore, type SqlTaskStoreOptions } from '../adapters/sql/task-store.js';
 import { SqlAccountStore } from '../adapters/sql/account-store.js';
 import { SqlJobQueue } from '../adapters/sql/queue.js';
 import { BullMqJobQueue } from '../adapters/bullmq/queue.js';
 import type { JobQueue } from '../ports/queue.js';
+import type { AccountStore } from '../ports/accounts.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../adapters/sql/schema.js';
 import { queuePolicy } from './queue-policy.js';
 import { LocalBlobStore } from '../adapters/local-blob-store.js';
 import { checkDisk } from '../adapters/disk-space.js';
 import { MemoryLimits } from '../adapters/memory-limits.js';
+import { CachedAccountStore } from '../adapters/cached-account-store.js';
 import { RedisLimits } from '../adapters/redis/limits.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3BlobStore } from '../adapters/s3-blob-store.js';
@@ -73,13 +75,18 @@ function packageVersion(): string {
  * The queue: BullMQ on Redis when REDIS_URL is set (the job is added after the task row), else
  * the SQL queue in the task database (the job row is written in the task's own transaction).
  */
-function taskStoreAndQueue(config: Config, db: Kysely<Database>, logger: Logger): { tasks: SqlTaskStore; queue: JobQueue; storeEnqueues: boolean } {
+function taskStoreAndQueue(
+  config: Config,
+  db: Kysely<Database>,
+  logger: Logger,
+  onCharged: SqlTaskStoreOptions['onCharged'],
+): { tasks: SqlTaskStore; queue: JobQueue; storeEnqueues: boolean } {
   if (config.REDIS_URL) {
-    const tasks = new SqlTaskStore(db);
+    const tasks = new SqlTaskStore(db, { onCharged });
     return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false };
   }
   const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger });
-  return { tasks: new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin }), queue, storeEnqueues: true };
+  return { tasks: new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged }), queue, storeEnqueues: true };
 }
 
 /**
@@ -139,8 +146,10 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   });
   // This process's own temp folder; folders of processes that died (kill -9) are removed now.
   const temp = await ProcessTempDirs.claim(config.TMP_DIR, logger);
-  const { tasks, queue, storeEnqueues } = taskStoreAndQueue(config, db, logger);
-  const accounts = new SqlAccountStore(db);
+  const keyCache = config.API_KEY_CACHE_MS > 0 ? new CachedAccountStore(new SqlAccountStore(db), { ttlMs: config.API_KEY_CACHE_MS }) : null;
+  const accounts: AccountStore = keyCache ?? new SqlAccountStore(db);
+  // A task this process's workers charged changes a balance the key cache holds: the next create must see it.
+  const { tasks, queue, storeEnqueues } = taskStoreAndQueue(config, db, logger, keyCache ? () => keyCache.forget() : undefined);
   const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
   const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
   const { blobs, urls, s3 } = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));

@@ -55,6 +55,12 @@ const EnvSchema = z.object({
   AUTH_FAILURE_LIMIT: int(0, 1_000_000).default(20),
   AUTH_FAILURE_WINDOW_SECONDS: int(1, 86400).default(60),
   AUTH_FAILURE_BLOCK_SECONDS: int(1, 86400).default(60),
+  /**
+   * How long an API process keeps a found key (and its account) in memory instead of reading it on
+   * every request: a key disabled, an account suspended or credits spent by another process (admin
+   * CLI, worker, another node) are seen at most this late. 0: read on every request.
+   */
+  API_KEY_CACHE_MS: int(0, 60_000).default(1000),
   /** The request line and headers must arrive within this (slow clients are answered 408 and cut off). */
   HEADERS_TIMEOUT_SECONDS: int(1, 3600).default(30),
   /** Headers and body of a JSON request must arrive within this. */

@@ -133,18 +133,26 @@ export class JobRows {
   }
 
   async position(taskId: string): Promise<number | null> {
-    const job = await this.db.selectFrom('jobs').select(['seq', 'kind', 'state']).where('task_id', '=', taskId).executeTakeFirst();
+    // One statement, not a read of the job then a count: it runs on every poll of a waiting task.
+    const job = await this.db
+      .selectFrom('jobs as j')
+      .where('j.task_id', '=', taskId)
+      .select((eb) => [
+        'j.state',
+        eb
+          .selectFrom('jobs as a')
+          .select(eb.fn.countAll<number>().as('n'))
+          .whereRef('a.kind', '=', 'j.kind')
+          .where('a.state', '=', 'queued')
+          .whereRef('a.seq', '<', 'j.seq')
+          .as('ahead'),
+      ])
+      .executeTakeFirst();
     if (!job) return null;
     if (job.state === 'active') return 0;
-    const ahead = await this.db
-      .selectFrom('jobs')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('kind', '=', job.kind)
-      .where('state', '=', 'queued')
-      .where('seq', '<', job.seq)
-      .executeTakeFirstOrThrow();
-    return Number(ahead.n) + 1;
+    return Number(job.ahead) + 1;
   }
+
 
   async depth(): Promise<Partial<Record<TaskKind, number>>> {
     const rows = await this.db

@@ -12,6 +12,7 @@ import { ERRORS } from '../../domain/errors.js';
 import { CREATE_CODES, QUERY_CODES, type OpenApiDocs } from '../openapi.js';
 
 const BASE = '/audio/api/v1/api-keys';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
  * Soundry's addition to every create (docs/api.md "Webhooks"): where to POST the task's final state.
@@ -46,6 +47,11 @@ export function registerTaskRoutes(
   deps: { auth: AuthService; tasks: TaskService; limits: RequestLimits; kinds: readonly ApiKind[]; docs: OpenApiDocs },
 ): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
+  // Polls are most of the traffic: at the default LOG_LEVEL=info, Fastify's two lines per request
+  // ("incoming request", "request completed") for every poll cost more than the poll's own work.
+  // They show from LOG_LEVEL=debug; a poll's warnings and errors still show at info.
+  const level = LOG_LEVELS.find((l) => l === app.log.level) ?? 'info';
+  const pollLogLevel = level === 'info' ? 'warn' : level;
   for (const { route } of deps.kinds) {
     const available = deps.tasks.isAvailable(route.kind);
     deps.docs.set('POST', `${BASE}/${route.create}`, {
@@ -78,6 +84,7 @@ export function registerTaskRoutes(
         body: queryBody(route.queryIdField),
         response: { 200: Envelope },
       },
+      logLevel: pollLogLevel,
       onRequest: requireApiKey(deps.auth, deps.limits, 'query'),
       handler: async (request) => {
         const body = request.body as { job_id?: string; global_id?: string };
