@@ -14,6 +14,7 @@ import { MusicDetector } from '../../engines/enhance/music-detect.js';
 import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
 import { createSeparationEngine } from '../../engines/separation/select.js';
 import type { ThreadEnv } from '../threads.js';
+import type { ModelEntry } from '../../models/catalog.js';
 
 /** True-peak ceiling before MP3 coding, so the decoded file stays at most -1 dBTP. */
 export const MP3_CEILING_DBTP = -1.6;
@@ -56,7 +57,13 @@ export interface EnhanceThreadOutput {
  * 3) when peak limiting eats loudness, a dry run that tries several compensations at once (loudness-aim.ts);
  * 4) the chain with the normalizing gain, into the encoder.
  */
-export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, separationEngines: readonly SeparationEngine[] = []): Promise<EnhanceThreadOutput> {
+/** What the thread's environment adds: the catalog the models are verified against, and the ONNX providers. */
+export interface EnhanceModels {
+  catalog?: readonly ModelEntry[];
+  executionProviders?: readonly string[];
+}
+
+export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, separationEngines: readonly SeparationEngine[] = [], env: EnhanceModels = {}): Promise<EnhanceThreadOutput> {
   const flags = new Set(job.flags);
   const decode = () => decodeStream(job.inputPath, { ffmpeg: job.ffmpeg, sampleRate: job.sampleRate, channels: job.channels, blockFrames: job.sampleRate * 5, signal: ctx.signal });
   // Each pass is checked on its own: what the decoder yields is the length, not what a header claims.
@@ -74,7 +81,8 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
   let spectrum: Float64Array | null = null;
   let t60: number | null = null;
   // The auto denoiser choice between DTLN and GTCRN needs a reverberation estimate of the input.
-  const needsDecay = (job.denoiser ?? 'auto') === 'auto' && onnxDenoiserAvailable(job.modelsDir, 'dtln') && onnxDenoiserAvailable(job.modelsDir, 'gtcrn');
+  const models = { modelsDir: job.modelsDir, memo: new Map(), ...(env.catalog ? { catalog: env.catalog } : {}) };
+  const needsDecay = (job.denoiser ?? 'auto') === 'auto' && onnxDenoiserAvailable(models, 'dtln') && onnxDenoiserAvailable(models, 'gtcrn');
   if (needsSpectrum || needsDecay) {
     const spec = new SpectrumAnalysis(job.sampleRate);
     const meter = new LoudnessMeter(job.sampleRate, job.channels);
@@ -90,7 +98,7 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
   }
   const plan = planEnhancement(flags, stats);
   const stageCtx = {
-    sampleRate: job.sampleRate, channels: job.channels, modelsDir: job.modelsDir, spectrum,
+    sampleRate: job.sampleRate, channels: job.channels, modelsDir: job.modelsDir, spectrum, ...env,
     denoiser: job.denoiser ?? 'auto', t60, separationEngines, signal: ctx.signal, tmpDir: ctx.tmpDir,
   };
   let measured = null;
@@ -142,7 +150,11 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
  */
 export function enhanceThread(env: ThreadEnv) {
   return (job: EnhanceThreadInput, ctx: EngineContext): Promise<EnhanceThreadOutput> => {
-    const vocal = createSeparationEngine({ modelsDir: env.modelsDir, choice: env.separationEngine, ...(env.catalog ? { catalog: env.catalog } : {}) }).pick(350);
-    return runEnhance(job, ctx, vocal.id === 'builtin-dsp' ? [] : [vocal]);
+    const vocal = createSeparationEngine({
+      modelsDir: env.modelsDir, choice: env.separationEngine,
+      ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
+    }).pick(350);
+    const models: EnhanceModels = { ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}) };
+    return runEnhance(job, ctx, vocal.id === 'builtin-dsp' ? [] : [vocal], models);
   };
 }
