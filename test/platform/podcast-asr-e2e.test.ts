@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveMediaTools } from '../../src/media/ffmpeg.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { TINY_TRANSCRIPT, writeTinyWhisper } from '../fixtures/whisper-fixture.js';
+import { pinFolder, writeCatalogFile } from '../fixtures/pinned-catalog.js';
 
 /**
  * Audio and video podcast sources through the HTTP API: a local server serves recordings made with
@@ -65,7 +66,9 @@ describe('audio/video podcast sources with a speech recognition model installed'
   beforeAll(async () => {
     models = join(dir, 'models');
     await writeTinyWhisper(join(models, 'whisper-tiny'));
-    app = await startTestApp({ ALLOW_PRIVATE_URLS: '1', MODELS_DIR: models, ASR_MAX_SECONDS: '20' });
+    // The stand-in is not the published whisper-tiny: a site catalog pins its bytes, as for any other model.
+    const catalog = await writeCatalogFile(join(dir, 'asr-catalog.json'), [pinFolder(models, 'whisper-tiny', 'asr')]);
+    app = await startTestApp({ ALLOW_PRIVATE_URLS: '1', MODELS_DIR: models, MODELS_CATALOG_FILE: catalog, ASR_MAX_SECONDS: '20' });
   }, 60_000);
   afterAll(async () => app?.close());
 
@@ -95,9 +98,12 @@ describe('audio/video podcast sources with a speech recognition model installed'
   }, 150_000);
 });
 
-describe('audio/video podcast sources without a speech recognition model', () => {
+describe('audio/video podcast sources without a verified speech recognition model', () => {
   let app: TestApp;
   beforeAll(async () => {
+    // A whisper-tiny folder is there, but its files are not the catalog's (as a clone without git-lfs would be):
+    // not installed, so never loaded.
+    await writeTinyWhisper(join(dir, 'no-models', 'whisper-tiny'));
     app = await startTestApp({ ALLOW_PRIVATE_URLS: '1', MODELS_DIR: join(dir, 'no-models') });
   }, 60_000);
   afterAll(async () => app?.close());
@@ -106,6 +112,7 @@ describe('audio/video podcast sources without a speech recognition model', () =>
     const { done: s, balance } = await scriptTask(app, { source_type: 2, url: `${base}/lighthouse-stories.mp3` });
     expect(s.data.status).toBe('failed');
     expect(s.data.error).toMatch(/speech recognition model/);
+    expect(s.data.error).toMatch(/whisper-tiny\/config\.json: \d+ bytes, expected 2248 bytes/);
     expect(s.data.error).toContain('models pull whisper-tiny');
     expect(balance).toBe(100);
   }, 150_000);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
 import { hostNames } from '../../domain/podcast-hosts.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
+import type { ModelEntry } from '../../models/catalog.js';
 import { plainToText } from '../../engines/podcast/extract/plain.js';
 import { detectLanguage, refusePlaylist, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
 import { DEFAULT_EXTRACT_LIMITS, extractInWorker, videoCaptionsInWorker, type ExtractLimits } from '../../engines/podcast/extract-worker.js';
@@ -79,7 +80,8 @@ export class PodcastScriptHandler implements TaskHandler {
       generator: ScriptGenerator;
       avatarUrl: (voiceId: number) => string;
       /** Speech recognition for audio/video sources; absent = such sources fail with a clear message. */
-      asr?: { threads: EngineThreads; media: MediaTools; modelsDir: string; maxSeconds: number };
+      /** catalog: the effective one (MODELS_CATALOG_FILE included); a model is used only when verified against it. */
+      asr?: { threads: EngineThreads; media: MediaTools; modelsDir: string; catalog?: readonly ModelEntry[]; maxSeconds: number };
       /** PODCAST_SCRIPT_MAX_CHARS: a script the audio step would refuse is never handed out. */
       scriptMaxChars?: number;
       /** SOURCE_EXTRACT_MAX_SECONDS and SOURCE_EXTRACT_MEMORY_MB: each source is read in a child process of its own within them. */
@@ -121,11 +123,11 @@ export class PodcastScriptHandler implements TaskHandler {
   /** Audio/video source -> Whisper transcript, in the engine thread pool (never on the API's loop). */
   private async transcribe(file: string, url: string, ctx: JobContext, language: string | null | undefined): Promise<ExtractedSource> {
     const asr = this.deps.asr;
-    const modelDir = asr ? findAsrModel(asr.modelsDir) : null;
-    if (!asr || !modelDir) {
+    const found = asr ? await findAsrModel({ modelsDir: asr.modelsDir, ...(asr.catalog ? { catalog: asr.catalog } : {}) }) : null;
+    if (!asr || !found || found.name === null) {
       throw new TaskFailure(
-        'The source is an audio or video file: transcribing it needs a speech recognition model, and none is installed. ' +
-          'The server operator can install one with: npm run --silent cli -- models pull whisper-tiny',
+        'The source is an audio or video file: transcribing it needs a speech recognition model, and none is installed' +
+          (found?.name === null && found.reason ? ` (${found.reason})` : '') + '. The server operator can install one with: npm run --silent cli -- models pull whisper-tiny',
       );
     }
     const info = await probeMedia(file, { ffprobe: asr.media.ffprobe, signal: ctx.signal }).catch(() => null);
@@ -134,7 +136,7 @@ export class PodcastScriptHandler implements TaskHandler {
     const frames = await decodedFrames(file, {
       ffmpeg: asr.media.ffmpeg, sampleRate: SAMPLE_RATE, maxSeconds: asr.maxSeconds, signal: ctx.signal, overMessage: (max) => asrLimitMessage(max),
     });
-    const input: AsrThreadInput = { inputPath: file, ffmpeg: asr.media.ffmpeg, modelDir, totalSeconds: frames / SAMPLE_RATE, maxSeconds: asr.maxSeconds };
+    const input: AsrThreadInput = { inputPath: file, ffmpeg: asr.media.ffmpeg, model: found.name, files: found.files, totalSeconds: frames / SAMPLE_RATE, maxSeconds: asr.maxSeconds };
     // The podcast language the caller chose is what the recording is expected to be in: no detection guess.
     if (language) input.language = language === 'zh_yue' ? 'yue' : language;
     const out = await asr.threads.run('asr', input, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.2 + 0.6 * f) });
