@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findAsrModel, repeatsAtEnd, WhisperAsr, whisperFiles } from '../../../src/engines/asr/whisper.js';
 import { WhisperTokenizer } from '../../../src/engines/asr/tokenizer.js';
+import { chooseExecutionProviders } from '../../../src/engines/onnx-provider.js';
 import { pinFolder } from '../../fixtures/pinned-catalog.js';
 import { TINY_TRANSCRIPT, writeTinyWhisper, type TinyWhisper } from '../../fixtures/whisper-fixture.js';
 
@@ -147,6 +148,20 @@ describe('installed model lookup (verified, never just present)', () => {
     } finally {
       await rm(models, { recursive: true, force: true });
     }
+  });
+
+  it('ONNX_EXECUTION_PROVIDER: auto falls back to CPU here and transcribes; cuda without its provider fails naming the file', async () => {
+    const auto = chooseExecutionProviders('auto').providers;
+    expect(auto).toEqual(['cpu']);
+    const m = await WhisperAsr.load(whisperFiles(tiny.dir)!, { executionProviders: auto });
+    try {
+      expect((await m.transcribe(windows(tone(3)), { maxTokensPerWindow: 4 })).text).toBe('Lighthouses guided ships along');
+    } finally {
+      await m.release();
+    }
+    await expect(WhisperAsr.load(whisperFiles(tiny.dir)!, { executionProviders: chooseExecutionProviders('cuda').providers })).rejects.toThrow(
+      /whisper-tiny\/encoder_model\.onnx could not be loaded \(cuda\)/,
+    );
   });
 
   it('a verified file that onnxruntime cannot open fails naming the file (no retry can help)', async () => {
