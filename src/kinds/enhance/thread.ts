@@ -14,6 +14,8 @@ import { MusicDetector } from '../../engines/enhance/music-detect.js';
 import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
 import { createSeparationEngine } from '../../engines/separation/select.js';
 import type { ThreadEnv } from '../threads.js';
+import { AutoPuller } from '../../models/auto-pull.js';
+import { pullEnhanceModels } from './models.js';
 import type { ModelEntry } from '../../models/catalog.js';
 
 /** True-peak ceiling before MP3 coding, so the decoded file stays at most -1 dBTP. */
@@ -149,12 +151,26 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
  * when there is one; the enhancement chain's built-in speech separator otherwise (not the song DSP engine).
  */
 export function enhanceThread(env: ThreadEnv) {
-  return (job: EnhanceThreadInput, ctx: EngineContext): Promise<EnhanceThreadOutput> => {
+  // One per thread: a failed download is not retried by every task for a while.
+  const puller = new AutoPuller();
+  return async (job: EnhanceThreadInput, ctx: EngineContext): Promise<EnhanceThreadOutput> => {
+    let pullNotes: Record<string, string> = {};
+    let runCtx = ctx;
+    if (env.autoPull) {
+      // The download, when there is one, takes the first tenth of the task's progress.
+      pullNotes = await pullEnhanceModels(puller, job.flags, job.denoiser ?? 'auto', {
+        modelsDir: job.modelsDir, signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.1 * f),
+        ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.modelsBaseUrl ? { baseUrl: env.modelsBaseUrl } : {}),
+      });
+      runCtx = { ...ctx, onProgress: (f) => ctx.onProgress(0.1 + 0.9 * f) };
+    }
     const vocal = createSeparationEngine({
       modelsDir: env.modelsDir, choice: env.separationEngine,
       ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
     }).pick(350);
     const models: EnhanceModels = { ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}) };
-    return runEnhance(job, ctx, vocal.id === 'builtin-dsp' ? [] : [vocal], models);
+    const out = await runEnhance(job, runCtx, vocal.id === 'builtin-dsp' ? [] : [vocal], models);
+    for (const [stage, why] of Object.entries(pullNotes)) if (out.reasons[stage]) out.reasons[stage] += `; ${why}`;
+    return out;
   };
 }
