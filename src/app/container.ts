@@ -338,7 +338,10 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
           voices,
           generator,
           avatarUrl: (id) => `${config.PUBLIC_BASE_URL}/assets/voices/${id}.svg`,
-          asr: { threads, media, modelsDir: config.MODELS_DIR, maxSeconds: config.ASR_MAX_SECONDS },
+          asr: {
+            threads, media, modelsDir: config.MODELS_DIR, catalog, maxSeconds: config.ASR_MAX_SECONDS,
+            autoPull: config.MODELS_AUTO_PULL, ...(config.MODELS_BASE_URL ? { baseUrl: config.MODELS_BASE_URL } : {}),
+          },
           scriptMaxChars: config.PODCAST_SCRIPT_MAX_CHARS,
           extractLimits: { maxSeconds: config.SOURCE_EXTRACT_MAX_SECONDS, memoryMb: config.SOURCE_EXTRACT_MEMORY_MB },
         }),

@@ -21,7 +21,7 @@ const table: ThreadTable = {
   tts: ttsThread(env),
   separation: separationThread(env),
   enhance: enhanceThread(env),
-  asr: asrThread(),
+  asr: asrThread(env),
 };
 
 function dispatch(message: ThreadMessage, ctx: EngineContext): Promise<unknown> {

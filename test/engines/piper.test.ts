@@ -6,6 +6,7 @@ import { PiperEngine, parseEngineVoice, phonemesToIds } from '../../src/engines/
 import type { TtsModelEntry } from '../../src/models/catalog.js';
 import type { EngineContext, EngineVoice, Prosody } from '../../src/ports/engines.js';
 import { TaskFailure } from '../../src/domain/errors.js';
+import { chooseExecutionProviders } from '../../src/engines/onnx-provider.js';
 import { pinToFiles } from '../fixtures/pinned-catalog.js';
 import { writeTinyPiperVoice, type TinyPiperConfigOptions, type TinyPiperOptions } from '../fixtures/onnx-builder.js';
 
@@ -219,6 +220,25 @@ describe('PiperEngine', () => {
     await install(SINGLE);
     const audio = await engine.synthesize({ text: 'ab', voice, prosody: prosody() }, ctx());
     expect(audio.channels[0]!.length).toBe(expectedSamples(2, 1));
+  });
+
+  it('ONNX_EXECUTION_PROVIDER: auto falls back to CPU here and synthesizes; cuda without its provider is a permanent failure naming the file', async () => {
+    await install(SINGLE);
+    const auto = chooseExecutionProviders('auto').providers;
+    expect(auto).toEqual(['cpu']);
+    const onAuto = new PiperEngine({ modelsDir, catalog, phonemize, executionProviders: auto });
+    const onCuda = new PiperEngine({ modelsDir, catalog, phonemize, executionProviders: chooseExecutionProviders('cuda').providers });
+    try {
+      const audio = await onAuto.synthesize({ text: 'ab', voice: await voiceFor(9001), prosody: prosody() }, ctx());
+      expect(audio.channels[0]!.length).toBe(expectedSamples(2, 1));
+      const failed = onCuda.synthesize({ text: 'ab', voice: await voiceFor(9001), prosody: prosody() }, ctx());
+      await expect(failed).rejects.toBeInstanceOf(TaskFailure);
+      await expect(failed).rejects.toThrow(new RegExp(`model file ${join(modelsDir, SINGLE.name, 'en_US-tiny-medium.onnx')} could not be loaded \\(cuda\\)`));
+      await expect(failed).rejects.toMatchObject({ retryable: false });
+    } finally {
+      await onAuto.close();
+      await onCuda.close();
+    }
   });
 
   it('returns empty audio when nothing maps to phonemes', async () => {

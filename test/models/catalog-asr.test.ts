@@ -69,7 +69,7 @@ describe('ASR model catalog', () => {
   it('models pull whisper-tiny verifies every file: bytes that are not the published ones are refused', async () => {
     const modelsDir = join(root, 'real-entry');
     await expect(cli(modelsDir, ['models', 'pull', 'whisper-tiny'])).rejects.toThrow(/checksum|size/i);
-    expect(findAsrModel(modelsDir)).toBeNull();
+    expect((await findAsrModel(modelsDir)).name).toBeNull();
   });
 
   it('a pulled model lands in the folder and layout the engine looks for', async () => {
@@ -86,6 +86,8 @@ describe('ASR model catalog', () => {
     const [out] = (await cli(modelsDir, ['models', 'pull', 'whisper-tiny'], [local])) as Array<{ name: string; files: unknown[] }>;
     expect(out!.name).toBe('whisper-tiny');
     expect(out!.files).toHaveLength(5);
-    expect(findAsrModel(modelsDir)).toBe(join(modelsDir, 'whisper-tiny'));
+    const found = await findAsrModel({ modelsDir, catalog: [local] });
+    expect(found.name).toBe('whisper-tiny');
+    expect(found.name !== null && found.files.encoder.startsWith(join(modelsDir, 'whisper-tiny'))).toBe(true);
   });
 });

@@ -8,6 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveMediaTools } from '../../src/media/ffmpeg.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { TINY_TRANSCRIPT, writeTinyWhisper } from '../fixtures/whisper-fixture.js';
+import { pinFolder, writeCatalogFile } from '../fixtures/pinned-catalog.js';
+import { checkModel } from '../../src/models/installed.js';
+import { loadCatalog } from '../../src/models/catalog-file.js';
 
 /**
  * Audio and video podcast sources through the HTTP API: a local server serves recordings made with
@@ -65,7 +68,9 @@ describe('audio/video podcast sources with a speech recognition model installed'
   beforeAll(async () => {
     models = join(dir, 'models');
     await writeTinyWhisper(join(models, 'whisper-tiny'));
-    app = await startTestApp({ ALLOW_PRIVATE_URLS: '1', MODELS_DIR: models, ASR_MAX_SECONDS: '20' });
+    // The stand-in is not the published whisper-tiny: a site catalog pins its bytes, as for any other model.
+    const catalog = await writeCatalogFile(join(dir, 'asr-catalog.json'), [pinFolder(models, 'whisper-tiny', 'asr')]);
+    app = await startTestApp({ ALLOW_PRIVATE_URLS: '1', MODELS_DIR: models, MODELS_CATALOG_FILE: catalog, ASR_MAX_SECONDS: '20' });
   }, 60_000);
   afterAll(async () => app?.close());
 
@@ -95,9 +100,12 @@ describe('audio/video podcast sources with a speech recognition model installed'
   }, 150_000);
 });
 
-describe('audio/video podcast sources without a speech recognition model', () => {
+describe('audio/video podcast sources without a verified speech recognition model', () => {
   let app: TestApp;
   beforeAll(async () => {
+    // A whisper-tiny folder is there, but its files are not the catalog's (as a clone without git-lfs would be):
+    // not installed, so never loaded.
+    await writeTinyWhisper(join(dir, 'no-models', 'whisper-tiny'));
     app = await startTestApp({ ALLOW_PRIVATE_URLS: '1', MODELS_DIR: join(dir, 'no-models') });
   }, 60_000);
   afterAll(async () => app?.close());
@@ -106,6 +114,61 @@ describe('audio/video podcast sources without a speech recognition model', () =>
     const { done: s, balance } = await scriptTask(app, { source_type: 2, url: `${base}/lighthouse-stories.mp3` });
     expect(s.data.status).toBe('failed');
     expect(s.data.error).toMatch(/speech recognition model/);
+    expect(s.data.error).toMatch(/whisper-tiny\/config\.json: \d+ bytes, expected 2248 bytes/);
+    expect(s.data.error).toContain('models pull whisper-tiny');
+    expect(balance).toBe(100);
+  }, 150_000);
+});
+
+describe('MODELS_AUTO_PULL: the first audio source downloads the speech recognition model from the mirror', () => {
+  let app: TestApp;
+  let models: string;
+  let catalogFile: string;
+  let mirrorHits: string[];
+  beforeAll(async () => {
+    // The mirror (MODELS_BASE_URL) serves a stand-in whisper-tiny at <base>/<model>/<path>; the catalog pins its bytes.
+    const src = join(dir, 'mirror-src');
+    await writeTinyWhisper(join(src, 'whisper-tiny'));
+    const entry = pinFolder(src, 'whisper-tiny', 'asr');
+    for (const f of entry.files) files.set(`/mirror/whisper-tiny/${f.path}`, { body: await readFile(join(src, 'whisper-tiny', f.path)), type: 'application/octet-stream' });
+    catalogFile = await writeCatalogFile(join(dir, 'pull-catalog.json'), [entry]);
+    mirrorHits = [];
+    server.on('request', (req) => req.url?.startsWith('/mirror/') && mirrorHits.push(req.url));
+    models = join(dir, 'pulled-models');
+    app = await startTestApp({
+      ALLOW_PRIVATE_URLS: '1', MODELS_DIR: models, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: `${base}/mirror`, ASR_MAX_SECONDS: '20',
+    });
+  }, 60_000);
+  afterAll(async () => app?.close());
+
+  it('downloads, verifies and installs whisper-tiny, then transcribes with it; the next task downloads nothing', async () => {
+    const { done: s } = await scriptTask(app, { source_type: 2, url: `${base}/lighthouse-stories.mp3` });
+    expect(s.data.status, JSON.stringify(s)).toBe('success');
+    expect(s.data.podcast_script_txt).toMatch(/Fresnel|keepers|solar|lighthouse/i);
+    expect(mirrorHits.filter((u) => u.endsWith('.onnx')).length).toBe(2);
+    const check = await checkModel(models, loadCatalog(catalogFile).find((e) => e.name === 'whisper-tiny')!);
+    expect(check.state).toBe('installed');
+    const before = mirrorHits.length;
+    const again = await scriptTask(app, { source_type: 3, url: `${base}/harbour-notes.wav`, language: 'en' });
+    expect(again.done.data.status, JSON.stringify(again.done)).toBe('success');
+    expect(mirrorHits.length).toBe(before);
+  }, 200_000);
+});
+
+describe('MODELS_AUTO_PULL with a mirror that does not have the model', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    const catalogFile = join(dir, 'pull-catalog.json');
+    app = await startTestApp({
+      ALLOW_PRIVATE_URLS: '1', MODELS_DIR: join(dir, 'unpulled-models'), MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: `${base}/empty-mirror`,
+    });
+  }, 60_000);
+  afterAll(async () => app?.close());
+
+  it('fails the task with why the download failed and how to install, charges nothing, and installs nothing', async () => {
+    const { done: s, balance } = await scriptTask(app, { source_type: 2, url: `${base}/lighthouse-stories.mp3` });
+    expect(s.data.status).toBe('failed');
+    expect(s.data.error).toMatch(/whisper-tiny could not be installed: .*404/);
     expect(s.data.error).toContain('models pull whisper-tiny');
     expect(balance).toBe(100);
   }, 150_000);

@@ -10,8 +10,10 @@
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { MODEL_CATALOG } from '../../models/catalog.js';
+import { modelSource, verifiedModel, type ModelSource } from '../../models/verified.js';
 import { LogMelExtractor, N_FRAMES, N_MELS, SAMPLE_RATE } from './features.js';
 import { WhisperTokenizer } from './tokenizer.js';
 
@@ -30,25 +32,47 @@ export interface WhisperFiles {
   generation?: string;
 }
 
-/** Full-precision names first, then the quantized ones; either at the top or under onnx/ as on the Hub. */
-export function whisperFiles(dir: string): WhisperFiles | null {
-  const pick = (names: string[]) => names.flatMap((n) => [join(dir, n), join(dir, 'onnx', n)]).find((p) => existsSync(p));
+/**
+ * Full-precision names first, then the quantized ones; either at the top or under onnx/ as on the Hub. With
+ * `allowed` (the catalog's file paths of a verified model) only those files are candidates, so an unverified
+ * full-precision file beside a verified quantized one is never picked.
+ */
+export function whisperFiles(dir: string, allowed?: readonly string[]): WhisperFiles | null {
+  const ok = (p: string) => existsSync(p) && (!allowed || allowed.includes(relative(dir, p).split(sep).join('/')));
+  const pick = (names: string[]) => names.flatMap((n) => [join(dir, n), join(dir, 'onnx', n)]).find(ok);
   const encoder = pick(['encoder_model.onnx', 'encoder_model_quantized.onnx']);
   const decoder = pick(['decoder_model_merged.onnx', 'decoder_model_merged_quantized.onnx']);
   const tokenizer = join(dir, 'tokenizer.json');
   const config = join(dir, 'config.json');
-  if (!encoder || !decoder || !existsSync(tokenizer) || !existsSync(config)) return null;
+  if (!encoder || !decoder || !ok(tokenizer) || !ok(config)) return null;
   const generation = join(dir, 'generation_config.json');
-  return { encoder, decoder, tokenizer, config, ...(existsSync(generation) ? { generation } : {}) };
+  return { encoder, decoder, tokenizer, config, ...(ok(generation) ? { generation } : {}) };
 }
 
-/** The installed ASR model folder under MODELS_DIR, or null when none is complete. */
-export function findAsrModel(modelsDir: string): string | null {
-  for (const name of ASR_MODEL_NAMES) {
-    const dir = join(modelsDir, name);
-    if (whisperFiles(dir)) return dir;
+export type AsrModelLookup = { name: string; files: WhisperFiles } | { name: null; /** What is wrong with a model that is present but not verified. */ reason: string | null };
+
+/**
+ * The best verified ASR model: catalog entries of kind asr, ASR_MODEL_NAMES first (the larger wins), then a site
+ * catalog's own. A folder that only exists (LFS pointers, a truncated copy, files the catalog has no checksum for)
+ * is not installed.
+ */
+export async function findAsrModel(models: string | ModelSource): Promise<AsrModelLookup> {
+  const src = modelSource(models);
+  const names: readonly string[] = ASR_MODEL_NAMES;
+  const rank = (n: string) => (names.includes(n) ? names.indexOf(n) : names.length);
+  const entries = (src.catalog ?? MODEL_CATALOG).filter((e) => e.kind === 'asr').sort((a, b) => rank(a.name) - rank(b.name));
+  const problems: string[] = [];
+  for (const entry of entries) {
+    const m = await verifiedModel(src, entry.name);
+    if (!m.ok) {
+      if (m.reason) problems.push(m.reason);
+      continue;
+    }
+    const files = whisperFiles(m.dir, entry.files.map((f) => f.path));
+    if (files) return { name: entry.name, files };
+    problems.push(`${entry.name}: the catalog's files are not a Whisper encoder, merged decoder, tokenizer.json and config.json`);
   }
-  return null;
+  return { name: null, reason: problems.length ? problems.join('; ') : null };
 }
 
 export interface TranscribeOptions {
@@ -98,18 +122,27 @@ export class WhisperAsr {
     this.useCache = decoder.inputNames.includes('use_cache_branch');
   }
 
-  static async load(dir: string, opts: { threads?: number } = {}): Promise<WhisperAsr> {
-    const files = whisperFiles(dir);
-    if (!files) throw new Error(`no complete Whisper model in ${dir}`);
+  /** From verified files (findAsrModel), or from a folder (tests, tools: whatever whisperFiles finds there). */
+  static async load(from: string | WhisperFiles, opts: { threads?: number; executionProviders?: readonly string[] } = {}): Promise<WhisperAsr> {
+    const files = typeof from === 'string' ? whisperFiles(from) : from;
+    if (!files) throw new Error(`no complete Whisper model in ${String(from)}`);
     const so: ort.InferenceSession.SessionOptions = {
+      executionProviders: [...(opts.executionProviders ?? ['cpu'])],
       intraOpNumThreads: Math.max(1, opts.threads ?? 1),
       interOpNumThreads: 1,
       graphOptimizationLevel: 'all',
       executionMode: 'sequential',
     };
     const cfg = JSON.parse(await readFile(files.config, 'utf8')) as Record<string, unknown>;
-    const encoder = await ort.InferenceSession.create(files.encoder, so);
-    const decoder = await ort.InferenceSession.create(files.decoder, so);
+    // The error names the file: the task's failure says which one would not load.
+    const open = (path: string) => ort.InferenceSession.create(path, so).catch((err: unknown) => {
+      throw new Error(`${path} could not be loaded (${so.executionProviders?.join(', ')}): ${(err as Error).message.split('\n')[0]}`);
+    });
+    const encoder = await open(files.encoder);
+    const decoder = await open(files.decoder).catch(async (err: unknown) => {
+      await encoder.release();
+      throw err;
+    });
     const layersFromNames = decoder.inputNames.filter((n) => /^past_key_values\.\d+\.decoder\.key$/.test(n)).length;
     const heads = Number(cfg.decoder_attention_heads);
     const dModel = Number(cfg.d_model);

@@ -15,6 +15,8 @@ import type { LoudnessResult } from './loudness.js';
 import { MUSIC_PRESENT_SHARE } from './music-detect.js';
 
 import type { EnhanceFlag } from '../../domain/vocabulary.js';
+import type { ModelEntry } from '../../models/catalog.js';
+import type { ModelSource } from '../../models/verified.js';
 
 export type { EnhanceFlag };
 
@@ -114,6 +116,10 @@ export interface StageContext {
   sampleRate: number;
   channels: number;
   modelsDir: string;
+  /** The effective model catalog (with MODELS_CATALOG_FILE): a model is used only when verified against it. */
+  catalog?: readonly ModelEntry[];
+  /** ONNX_EXECUTION_PROVIDER's resolved providers for the denoisers and Silero VAD (default CPU). */
+  executionProviders?: readonly string[];
   spectrum: Float64Array | null;
   /** ENHANCE_DENOISER (default auto). */
   denoiser?: DenoiserPreference;
@@ -130,6 +136,8 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
   const stages: AudioStage[] = [];
   const engines: string[] = [];
   const notes: Record<string, string> = {};
+  // One memo per build: a read-only MODELS_DIR keeps no marker, and each choice below asks again.
+  const models: ModelSource = { modelsDir: c.modelsDir, memo: new Map(), ...(c.catalog ? { catalog: c.catalog } : {}) };
   // With keep_music, denoise and dereverb act on the separated voice only (inside the separation stage).
   const voice: AudioStage[] | null = plan.separation === 'keep_music' ? [] : null;
   let separateAt = -1;
@@ -145,7 +153,7 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         // speech better than the built-in separator followed by it (bench/results/enhance.md: DTLN +5.2 dB,
         // GTCRN +3.8 dB SI-SDR against +1.2/+0.9 dB), so voice isolation leaves the work to it.
         if (plan.separation === 'voice' && vocalEngine.engine.id === 'builtin-speech') {
-          const denoiser = chooseDenoiser(c.denoiser ?? 'auto', c.modelsDir, c.t60 ?? null, plan.stages.includes('dereverb'));
+          const denoiser = chooseDenoiser(c.denoiser ?? 'auto', models, c.t60 ?? null, plan.stages.includes('dereverb'));
           if (denoiser.kind === 'dtln' || denoiser.kind === 'gtcrn') {
             notes.separate = `skipped: no neural vocal model installed; ${denoiser.kind} on the whole mix removes the background better than the built-in separator`;
             break;
@@ -157,10 +165,11 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         break;
       }
       case 'denoise': {
-        const choice = chooseDenoiser(c.denoiser ?? 'auto', c.modelsDir, c.t60 ?? null, plan.stages.includes('dereverb'));
-        (voice ?? stages).push(await createDenoiser(choice.kind, c.sampleRate, c.channels, c.modelsDir));
-        engines.push(choice.kind);
-        notes.denoise = choice.why;
+        const choice = chooseDenoiser(c.denoiser ?? 'auto', models, c.t60 ?? null, plan.stages.includes('dereverb'));
+        const made = await createDenoiser(choice.kind, c.sampleRate, c.channels, models, c.executionProviders);
+        (voice ?? stages).push(made.stage);
+        engines.push(made.kind);
+        notes.denoise = made.fallback ? `${choice.why}; ${made.fallback}` : choice.why;
         break;
       }
       case 'dereverb':
@@ -174,14 +183,14 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         break;
       }
       case 'long_silences': {
-        const { vad, engine } = await createVad(c.modelsDir);
+        const { vad, engine, fallback } = await createVad(models, c.executionProviders);
         // WebRTC VAD hears noise as speech (at 5 dB SNR it found no pause at all on real recordings), so a
         // second one listens to an RNNoise-cleaned copy and a pause is wherever either hears none; Silero
         // is robust to noise on its own (bench/results/enhance.md).
         const second = engine === 'webrtc-vad' ? { stage: await RnnoiseStage.create(16000, 1), vad: await WebRtcVad.create() } : null;
         stages.push(new LongSilenceStage(await VadTracker.create(vad, c.sampleRate, second), c.sampleRate, c.channels));
         engines.push(engine);
-        if (second) notes.long_silences = 'WebRTC VAD on the input and on an RNNoise-cleaned copy, speech where both hear it (the kept audio is not denoised by this stage)';
+        if (second) notes.long_silences = `${fallback ? `${fallback}; ` : ''}WebRTC VAD on the input and on an RNNoise-cleaned copy, speech where both hear it (the kept audio is not denoised by this stage)`;
         break;
       }
       case 'autoeq': {

@@ -1,4 +1,5 @@
 import type { AudioData } from '../../media/audio.js';
+import type { ModelSource } from '../../models/verified.js';
 import { RnnoiseStage, SpectralGateStage } from './denoise.js';
 import { OnnxDenoiseStage, onnxDenoiserAvailable } from './onnx-denoise.js';
 import { FrameLevels, type AnalysisPass, type AudioStage } from './stage.js';
@@ -26,7 +27,7 @@ export interface DenoiserChoice {
   why: string;
 }
 
-export function chooseDenoiser(pref: DenoiserPreference, modelsDir: string, t60: number | null, dereverbAsked = false): DenoiserChoice {
+export function chooseDenoiser(pref: DenoiserPreference, modelsDir: string | ModelSource, t60: number | null, dereverbAsked = false): DenoiserChoice {
   const has = (k: 'dtln' | 'gtcrn') => onnxDenoiserAvailable(modelsDir, k);
   const fallback = (asked: string): DenoiserChoice =>
     has('gtcrn') ? { kind: 'gtcrn', why: `${asked} not installed; GTCRN` } : { kind: 'rnnoise', why: `${asked} not installed; RNNoise (built in)` };
@@ -48,16 +49,40 @@ export function chooseDenoiser(pref: DenoiserPreference, modelsDir: string, t60:
   }
 }
 
-export async function createDenoiser(kind: DenoiserKind, sampleRate: number, channels: number, modelsDir: string): Promise<AudioStage> {
-  if (kind === 'dtln' || kind === 'gtcrn') return OnnxDenoiseStage.create(sampleRate, channels, { kind, modelsDir });
-  if (kind === 'spectral-gate') return new SpectralGateStage(sampleRate, channels);
-  return RnnoiseStage.create(sampleRate, channels);
+export interface CreatedDenoiser {
+  stage: AudioStage;
+  /** The engine that runs: the chosen one, or RNNoise when the chosen model would not load. */
+  kind: DenoiserKind;
+  /** Why the chosen model was not used (it is verified, yet onnxruntime refused it), naming the file. */
+  fallback?: string;
 }
 
-/** Silero VAD when its model is installed (fewer false speech frames in noise, bench), else WebRTC VAD. */
-export async function createVad(modelsDir: string): Promise<{ vad: FrameVad; engine: string }> {
+/**
+ * A verified model that onnxruntime still refuses (another opset, a provider that cannot run it) would fail the same
+ * way on every retry: the stage runs on RNNoise instead and the note names the file, so the task still succeeds.
+ */
+export async function createDenoiser(kind: DenoiserKind, sampleRate: number, channels: number, modelsDir: string | ModelSource, executionProviders?: readonly string[]): Promise<CreatedDenoiser> {
+  if (kind === 'dtln' || kind === 'gtcrn') {
+    try {
+      return { stage: await OnnxDenoiseStage.create(sampleRate, channels, { kind, modelsDir, ...(executionProviders ? { executionProviders } : {}) }), kind };
+    } catch (err) {
+      return { stage: await RnnoiseStage.create(sampleRate, channels), kind: 'rnnoise', fallback: `${kind} not used: ${(err as Error).message}; RNNoise (built in)` };
+    }
+  }
+  if (kind === 'spectral-gate') return { stage: new SpectralGateStage(sampleRate, channels), kind };
+  return { stage: await RnnoiseStage.create(sampleRate, channels), kind };
+}
+
+/** Silero VAD when its model is installed and loads (fewer false speech frames in noise, bench), else WebRTC VAD. */
+export async function createVad(modelsDir: string | ModelSource, executionProviders?: readonly string[]): Promise<{ vad: FrameVad; engine: string; fallback?: string }> {
   const silero = sileroModelPath(modelsDir);
-  if (silero) return { vad: await SileroVad.create(silero), engine: 'silero-vad' };
+  if (silero) {
+    try {
+      return { vad: await SileroVad.create(silero, executionProviders), engine: 'silero-vad' };
+    } catch (err) {
+      return { vad: await WebRtcVad.create(), engine: 'webrtc-vad', fallback: `silero_vad not used: ${(err as Error).message}` };
+    }
+  }
   return { vad: await WebRtcVad.create(), engine: 'webrtc-vad' };
 }
 

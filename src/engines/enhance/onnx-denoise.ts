@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { AudioData } from '../../media/audio.js';
+import { verifiedModelSync, type ModelSource } from '../../models/verified.js';
 import { RealFFT, sqrtHann, StftProcessor } from './fft.js';
 import { StreamResampler } from './resampler.js';
 import { LatencyTrim, type AudioStage } from './stage.js';
@@ -14,8 +14,17 @@ import { LatencyTrim, type AudioStage } from './stage.js';
 
 const MODEL_RATE = 16000;
 
-function sessionOptions(): ort.InferenceSession.SessionOptions {
-  return { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential' };
+function sessionOptions(providers: readonly string[]): ort.InferenceSession.SessionOptions {
+  return { executionProviders: [...providers], intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential' };
+}
+
+/** Opens one model file; the error names the file, so a task note says which one would not load. */
+export async function openFrameModel(path: string, providers: readonly string[] = ['cpu']): Promise<ort.InferenceSession> {
+  try {
+    return await ort.InferenceSession.create(path, sessionOptions(providers));
+  } catch (err) {
+    throw new Error(`${path} could not be loaded (${providers.join(', ')}): ${(err as Error).message.split('\n')[0]}`);
+  }
 }
 
 /** One channel of a 16 kHz frame model: takes any number of samples, returns what is complete. */
@@ -29,8 +38,9 @@ export function onnxDenoiserFiles(modelsDir: string, kind: OnnxDenoiser): string
   return kind === 'dtln' ? [join(modelsDir, 'dtln/model_1.onnx'), join(modelsDir, 'dtln/model_2.onnx')] : [join(modelsDir, 'gtcrn/gtcrn.onnx')];
 }
 
-export function onnxDenoiserAvailable(modelsDir: string, kind: OnnxDenoiser): boolean {
-  return onnxDenoiserFiles(modelsDir, kind).every((f) => existsSync(f));
+/** The catalog model (dtln, gtcrn) verified by size and checksum, never merely present. */
+export function onnxDenoiserAvailable(models: string | ModelSource, kind: OnnxDenoiser): boolean {
+  return verifiedModelSync(models, kind).ok;
 }
 
 /** DTLN: 512-sample frames every 128; stage 1 masks the magnitude, stage 2 refines the time frame. */
@@ -112,8 +122,11 @@ class GtcrnChannel implements ChannelModel {
 }
 
 export interface OnnxDenoiseOptions {
-  modelsDir: string;
+  /** MODELS_DIR, or MODELS_DIR with the effective catalog. */
+  modelsDir: string | ModelSource;
   kind: OnnxDenoiser;
+  /** ONNX_EXECUTION_PROVIDER's resolved providers (default CPU). */
+  executionProviders?: readonly string[];
 }
 
 /** Resamples to 16 kHz, runs one model instance per channel, resamples back; output stays aligned. */
@@ -138,9 +151,21 @@ export class OnnxDenoiseStage implements AudioStage {
   private readonly modelLatency: number;
 
   static async create(sampleRate: number, channelCount: number, opts: OnnxDenoiseOptions): Promise<OnnxDenoiseStage> {
-    const files = onnxDenoiserFiles(opts.modelsDir, opts.kind);
+    const model = verifiedModelSync(opts.modelsDir, opts.kind);
+    if (!model.ok) throw new Error(`${opts.kind} is not installed${model.reason ? ` (${model.reason})` : ''}`);
+    const files = opts.kind === 'dtln' ? [model.files.get('model_1.onnx'), model.files.get('model_2.onnx')] : [model.files.get('gtcrn.onnx')];
     const sessions: ort.InferenceSession[] = [];
-    for (const f of files) sessions.push(await ort.InferenceSession.create(f, sessionOptions()));
+    try {
+      for (const f of files) {
+        // A site catalog that renames the files is a catalog error, not a missing model.
+        if (!f) throw new Error(`the catalog entry ${opts.kind} lacks the file layout ${onnxDenoiserFiles('', opts.kind).join(', ')}`);
+        sessions.push(await openFrameModel(f, opts.executionProviders));
+      }
+    } catch (err) {
+      // DTLN's first stage must not stay loaded when its second fails.
+      await Promise.all(sessions.map((x) => x.release()));
+      throw err;
+    }
     const models: ChannelModel[] = [];
     for (let c = 0; c < channelCount; c++) {
       models.push(opts.kind === 'dtln' ? new DtlnChannel(sessions[0]!, sessions[1]!) : new GtcrnChannel(sessions[0]!));

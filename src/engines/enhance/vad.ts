@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { AudioData } from '../../media/audio.js';
+import { verifiedModelSync, type ModelSource } from '../../models/verified.js';
 import { StreamResampler } from './resampler.js';
 import type { AudioStage } from './stage.js';
 
@@ -55,9 +54,10 @@ export class WebRtcVad implements FrameVad {
   }
 }
 
-export function sileroModelPath(modelsDir: string): string | null {
-  const p = join(modelsDir, 'silero_vad/silero_vad.onnx');
-  return existsSync(p) ? p : null;
+/** The verified silero_vad model file (size and checksum, src/models/verified.ts), or null. */
+export function sileroModelPath(models: string | ModelSource): string | null {
+  const m = verifiedModelSync(models, 'silero_vad');
+  return m.ok ? (m.files.get('silero_vad.onnx') ?? null) : null;
 }
 
 /** Silero VAD v5: 512-sample frames with 64 samples of context from the previous frame, recurrent state. */
@@ -69,9 +69,12 @@ export class SileroVad implements FrameVad {
 
   private constructor(private readonly session: ort.InferenceSession) {}
 
-  static async create(modelPath: string): Promise<SileroVad> {
-    const s = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1 });
-    return new SileroVad(s);
+  static async create(modelPath: string, providers: readonly string[] = ['cpu']): Promise<SileroVad> {
+    try {
+      return new SileroVad(await ort.InferenceSession.create(modelPath, { executionProviders: [...providers], intraOpNumThreads: 1, interOpNumThreads: 1 }));
+    } catch (err) {
+      throw new Error(`${modelPath} could not be loaded (${providers.join(', ')}): ${(err as Error).message.split('\n')[0]}`);
+    }
   }
 
   async frame(x: Float32Array): Promise<number> {

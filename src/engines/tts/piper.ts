@@ -26,6 +26,8 @@ export interface PiperEngineOptions {
   intraOpThreads?: number;
   /** Silence between sentences of one request, before rate scaling (Piper's default is 0.2 s). */
   sentenceSilenceSeconds?: number;
+  /** ONNX_EXECUTION_PROVIDER's resolved providers (default CPU), the same choice as separation's. */
+  executionProviders?: readonly string[];
 }
 
 /** The keys of a Piper `.onnx.json` this engine reads. */
@@ -98,6 +100,7 @@ export class PiperEngine implements TtsEngine {
   private readonly phonemize: Phonemize;
   private readonly intraOpThreads: number;
   private readonly sentenceSilenceSeconds: number;
+  private readonly executionProviders: readonly string[];
   /** Per instance, keyed by model name; a promise so concurrent first calls share one load. */
   private readonly sessions = new Map<string, Promise<LoadedVoice>>();
 
@@ -107,6 +110,7 @@ export class PiperEngine implements TtsEngine {
     this.phonemize = opts.phonemize;
     this.intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
     this.sentenceSilenceSeconds = Math.max(0, opts.sentenceSilenceSeconds ?? 0.2);
+    this.executionProviders = opts.executionProviders ?? ['cpu'];
   }
 
   private paths(entry: TtsModelEntry): { model: string; config: string } {
@@ -171,12 +175,13 @@ export class PiperEngine implements TtsEngine {
     }
     // A verified file that still will not load cannot load on a retry either: a permanent failure naming the file.
     const session = await ort.InferenceSession.create(p.model, {
+      executionProviders: [...this.executionProviders],
       intraOpNumThreads: this.intraOpThreads,
       interOpNumThreads: 1,
       executionMode: 'sequential',
       graphOptimizationLevel: 'all',
     }).catch((err: unknown) => {
-      throw new TaskFailure(`Piper voice ${entry.name}: model file ${p.model} could not be loaded: ${(err as Error).message}`);
+      throw new TaskFailure(`Piper voice ${entry.name}: model file ${p.model} could not be loaded (${this.executionProviders.join(', ')}): ${(err as Error).message.split('\n')[0]}`);
     });
     return {
       session,

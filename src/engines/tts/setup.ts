@@ -7,12 +7,13 @@ import { createTtsRegistry, type TtsRegistry } from './registry.js';
  * Every TTS engine Soundry has: the built-ins (espeak, flite) and Piper voices installed in
  * MODELS_DIR, phonemized by the same espeak instance.
  */
-export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number; catalog?: readonly ModelEntry[] }): TtsRegistry {
+export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number; catalog?: readonly ModelEntry[]; executionProviders?: readonly string[] }): TtsRegistry {
   let registry: TtsRegistry | null = null;
   const piper = new PiperEngine({
     modelsDir: opts.modelsDir,
     ...(opts.catalog ? { catalog: opts.catalog } : {}),
     intraOpThreads: opts.onnxThreads ?? 1,
+    ...(opts.executionProviders ? { executionProviders: opts.executionProviders } : {}),
     phonemize: (text, voice) => registry!.espeak.phonemizeIpa(text, voice),
   });
   registry = createTtsRegistry({ extraEngines: [piper] });

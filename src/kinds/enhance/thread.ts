@@ -14,6 +14,9 @@ import { MusicDetector } from '../../engines/enhance/music-detect.js';
 import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
 import { createSeparationEngine } from '../../engines/separation/select.js';
 import type { ThreadEnv } from '../threads.js';
+import { AutoPuller } from '../../models/auto-pull.js';
+import { pullEnhanceModels } from './models.js';
+import type { ModelEntry } from '../../models/catalog.js';
 
 /** True-peak ceiling before MP3 coding, so the decoded file stays at most -1 dBTP. */
 export const MP3_CEILING_DBTP = -1.6;
@@ -56,7 +59,13 @@ export interface EnhanceThreadOutput {
  * 3) when peak limiting eats loudness, a dry run that tries several compensations at once (loudness-aim.ts);
  * 4) the chain with the normalizing gain, into the encoder.
  */
-export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, separationEngines: readonly SeparationEngine[] = []): Promise<EnhanceThreadOutput> {
+/** What the thread's environment adds: the catalog the models are verified against, and the ONNX providers. */
+export interface EnhanceModels {
+  catalog?: readonly ModelEntry[];
+  executionProviders?: readonly string[];
+}
+
+export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, separationEngines: readonly SeparationEngine[] = [], env: EnhanceModels = {}): Promise<EnhanceThreadOutput> {
   const flags = new Set(job.flags);
   const decode = () => decodeStream(job.inputPath, { ffmpeg: job.ffmpeg, sampleRate: job.sampleRate, channels: job.channels, blockFrames: job.sampleRate * 5, signal: ctx.signal });
   // Each pass is checked on its own: what the decoder yields is the length, not what a header claims.
@@ -74,7 +83,8 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
   let spectrum: Float64Array | null = null;
   let t60: number | null = null;
   // The auto denoiser choice between DTLN and GTCRN needs a reverberation estimate of the input.
-  const needsDecay = (job.denoiser ?? 'auto') === 'auto' && onnxDenoiserAvailable(job.modelsDir, 'dtln') && onnxDenoiserAvailable(job.modelsDir, 'gtcrn');
+  const models = { modelsDir: job.modelsDir, memo: new Map(), ...(env.catalog ? { catalog: env.catalog } : {}) };
+  const needsDecay = (job.denoiser ?? 'auto') === 'auto' && onnxDenoiserAvailable(models, 'dtln') && onnxDenoiserAvailable(models, 'gtcrn');
   if (needsSpectrum || needsDecay) {
     const spec = new SpectrumAnalysis(job.sampleRate);
     const meter = new LoudnessMeter(job.sampleRate, job.channels);
@@ -90,7 +100,7 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
   }
   const plan = planEnhancement(flags, stats);
   const stageCtx = {
-    sampleRate: job.sampleRate, channels: job.channels, modelsDir: job.modelsDir, spectrum,
+    sampleRate: job.sampleRate, channels: job.channels, modelsDir: job.modelsDir, spectrum, ...env,
     denoiser: job.denoiser ?? 'auto', t60, separationEngines, signal: ctx.signal, tmpDir: ctx.tmpDir,
   };
   let measured = null;
@@ -141,8 +151,26 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
  * when there is one; the enhancement chain's built-in speech separator otherwise (not the song DSP engine).
  */
 export function enhanceThread(env: ThreadEnv) {
-  return (job: EnhanceThreadInput, ctx: EngineContext): Promise<EnhanceThreadOutput> => {
-    const vocal = createSeparationEngine({ modelsDir: env.modelsDir, choice: env.separationEngine, ...(env.catalog ? { catalog: env.catalog } : {}) }).pick(350);
-    return runEnhance(job, ctx, vocal.id === 'builtin-dsp' ? [] : [vocal]);
+  // One per thread: a failed download is not retried by every task for a while.
+  const puller = new AutoPuller();
+  return async (job: EnhanceThreadInput, ctx: EngineContext): Promise<EnhanceThreadOutput> => {
+    let pullNotes: Record<string, string> = {};
+    let runCtx = ctx;
+    if (env.autoPull) {
+      // The download, when there is one, takes the first tenth of the task's progress.
+      pullNotes = await pullEnhanceModels(puller, job.flags, job.denoiser ?? 'auto', {
+        modelsDir: job.modelsDir, signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.1 * f),
+        ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.modelsBaseUrl ? { baseUrl: env.modelsBaseUrl } : {}),
+      });
+      runCtx = { ...ctx, onProgress: (f) => ctx.onProgress(0.1 + 0.9 * f) };
+    }
+    const vocal = createSeparationEngine({
+      modelsDir: env.modelsDir, choice: env.separationEngine,
+      ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
+    }).pick(350);
+    const models: EnhanceModels = { ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}) };
+    const out = await runEnhance(job, runCtx, vocal.id === 'builtin-dsp' ? [] : [vocal], models);
+    for (const [stage, why] of Object.entries(pullNotes)) if (out.reasons[stage]) out.reasons[stage] += `; ${why}`;
+    return out;
   };
 }

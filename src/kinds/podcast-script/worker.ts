@@ -2,6 +2,9 @@ import { join } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
 import { hostNames } from '../../domain/podcast-hosts.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
+import { MODEL_CATALOG, type ModelEntry } from '../../models/catalog.js';
+import { AutoPuller } from '../../models/auto-pull.js';
+
 import { plainToText } from '../../engines/podcast/extract/plain.js';
 import { detectLanguage, refusePlaylist, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
 import { DEFAULT_EXTRACT_LIMITS, extractInWorker, videoCaptionsInWorker, type ExtractLimits } from '../../engines/podcast/extract-worker.js';
@@ -68,9 +71,17 @@ export function defaultSpeakers(voices: VoiceRecord[], language: string): VoiceR
   return picked.length >= 2 ? picked : own.slice(0, 2);
 }
 
+/** The model a first transcription downloads: whisper-tiny (41 MB) unless the site catalog has no such entry. */
+function defaultAsrEntry(catalog: readonly ModelEntry[]): ModelEntry | undefined {
+  const asr = catalog.filter((e) => e.kind === 'asr');
+  return asr.find((e) => e.name === 'whisper-tiny') ?? asr[0];
+}
+
 /** Podcast step 1: fetch and read the source, then write the script with the configured generator. */
 export class PodcastScriptHandler implements TaskHandler {
   readonly kind = 'podcast_script' as const;
+  /** Remembers failed model downloads per handler, so a site without network does not retry on every task. */
+  private readonly puller = new AutoPuller();
 
   constructor(
     private readonly deps: {
@@ -79,7 +90,12 @@ export class PodcastScriptHandler implements TaskHandler {
       generator: ScriptGenerator;
       avatarUrl: (voiceId: number) => string;
       /** Speech recognition for audio/video sources; absent = such sources fail with a clear message. */
-      asr?: { threads: EngineThreads; media: MediaTools; modelsDir: string; maxSeconds: number };
+      /** catalog: the effective one (MODELS_CATALOG_FILE included); a model is used only when verified against it. */
+      asr?: {
+        threads: EngineThreads; media: MediaTools; modelsDir: string; catalog?: readonly ModelEntry[]; maxSeconds: number;
+        /** MODELS_AUTO_PULL and MODELS_BASE_URL: with no verified ASR model, the first media source downloads one. */
+        autoPull?: boolean; baseUrl?: string; stallMs?: number;
+      };
       /** PODCAST_SCRIPT_MAX_CHARS: a script the audio step would refuse is never handed out. */
       scriptMaxChars?: number;
       /** SOURCE_EXTRACT_MAX_SECONDS and SOURCE_EXTRACT_MEMORY_MB: each source is read in a child process of its own within them. */
@@ -121,11 +137,26 @@ export class PodcastScriptHandler implements TaskHandler {
   /** Audio/video source -> Whisper transcript, in the engine thread pool (never on the API's loop). */
   private async transcribe(file: string, url: string, ctx: JobContext, language: string | null | undefined): Promise<ExtractedSource> {
     const asr = this.deps.asr;
-    const modelDir = asr ? findAsrModel(asr.modelsDir) : null;
-    if (!asr || !modelDir) {
+    const models = asr ? { modelsDir: asr.modelsDir, ...(asr.catalog ? { catalog: asr.catalog } : {}) } : null;
+    let found = models ? await findAsrModel(models) : null;
+    let pullNote: string | undefined;
+    let start = 0.2;
+    const wanted = asr?.autoPull ? defaultAsrEntry(asr.catalog ?? MODEL_CATALOG) : undefined;
+    if (asr && models && found?.name === null && wanted) {
+      // First use with MODELS_AUTO_PULL: the default model is downloaded (0.2..0.35 of the task), verified, then used.
+      pullNote = await this.puller.pull([wanted], {
+        modelsDir: asr.modelsDir, signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.2 + 0.15 * f),
+        ...(asr.baseUrl ? { baseUrl: asr.baseUrl } : {}), ...(asr.stallMs ? { stallMs: asr.stallMs } : {}),
+      });
+      if (!pullNote) found = await findAsrModel(models);
+      start = 0.35;
+    }
+    if (!asr || !found || found.name === null) {
+      // There is no built-in recognizer to fall back to: the task fails with what is wrong and how to fix it.
+      const why = pullNote ?? (found?.name === null ? found.reason : null);
       throw new TaskFailure(
-        'The source is an audio or video file: transcribing it needs a speech recognition model, and none is installed. ' +
-          'The server operator can install one with: npm run --silent cli -- models pull whisper-tiny',
+        'The source is an audio or video file: transcribing it needs a speech recognition model, and none is installed' +
+          (why ? ` (${why})` : '') + '. The server operator can install one with: npm run --silent cli -- models pull whisper-tiny',
       );
     }
     const info = await probeMedia(file, { ffprobe: asr.media.ffprobe, signal: ctx.signal }).catch(() => null);
@@ -134,10 +165,10 @@ export class PodcastScriptHandler implements TaskHandler {
     const frames = await decodedFrames(file, {
       ffmpeg: asr.media.ffmpeg, sampleRate: SAMPLE_RATE, maxSeconds: asr.maxSeconds, signal: ctx.signal, overMessage: (max) => asrLimitMessage(max),
     });
-    const input: AsrThreadInput = { inputPath: file, ffmpeg: asr.media.ffmpeg, modelDir, totalSeconds: frames / SAMPLE_RATE, maxSeconds: asr.maxSeconds };
+    const input: AsrThreadInput = { inputPath: file, ffmpeg: asr.media.ffmpeg, model: found.name, files: found.files, totalSeconds: frames / SAMPLE_RATE, maxSeconds: asr.maxSeconds };
     // The podcast language the caller chose is what the recording is expected to be in: no detection guess.
     if (language) input.language = language === 'zh_yue' ? 'yue' : language;
-    const out = await asr.threads.run('asr', input, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.2 + 0.6 * f) });
+    const out = await asr.threads.run('asr', input, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(start + (0.8 - start) * f) });
     return transcriptSource(out.text, out.language, url);
   }
 

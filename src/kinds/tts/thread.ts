@@ -18,7 +18,9 @@ export interface TtsThreadOutput {
 export function ttsThread(env: ThreadEnv) {
   let engines: TtsRegistry | null = null;
   return async (job: TtsThreadInput, ctx: EngineContext): Promise<TtsThreadOutput> => {
-    engines ??= createTtsEngines({ modelsDir: env.modelsDir, ...(env.catalog ? { catalog: env.catalog } : {}) });
+    engines ??= createTtsEngines({
+      modelsDir: env.modelsDir, ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
+    });
     // ctx.tmpDir is this run's own scratch folder (the thread pool makes and removes it).
     const out = await synthesize(job, engines, { tmpDir: ctx.tmpDir, signal: ctx.signal, onProgress: ctx.onProgress });
     const samples = out.audio.channels[0] ?? new Float32Array(0);

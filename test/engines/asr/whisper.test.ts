@@ -1,9 +1,11 @@
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findAsrModel, repeatsAtEnd, WhisperAsr, whisperFiles } from '../../../src/engines/asr/whisper.js';
 import { WhisperTokenizer } from '../../../src/engines/asr/tokenizer.js';
+import { chooseExecutionProviders } from '../../../src/engines/onnx-provider.js';
+import { pinFolder } from '../../fixtures/pinned-catalog.js';
 import { TINY_TRANSCRIPT, writeTinyWhisper, type TinyWhisper } from '../../fixtures/whisper-fixture.js';
 
 const SR = 16000;
@@ -98,21 +100,74 @@ describe('Whisper greedy decoding', () => {
   });
 });
 
-describe('installed model lookup', () => {
-  it('accepts the Hub layout with quantized files under onnx/ and prefers whisper-base', async () => {
+describe('installed model lookup (verified, never just present)', () => {
+  it('accepts the Hub layout with quantized files under onnx/ and prefers whisper-base, once each is pinned in the catalog', async () => {
     const models = await mkdtemp(join(tmpdir(), 'soundry-asr-models-'));
     try {
-      expect(findAsrModel(models)).toBeNull();
+      expect(await findAsrModel(models)).toEqual({ name: null, reason: null });
       const hub = await writeTinyWhisper(join(models, 'whisper-tiny'));
       await mkdir(join(hub.dir, 'onnx'));
       await rename(join(hub.dir, 'encoder_model.onnx'), join(hub.dir, 'onnx', 'encoder_model_quantized.onnx'));
       await rename(join(hub.dir, 'decoder_model_merged.onnx'), join(hub.dir, 'onnx', 'decoder_model_merged_quantized.onnx'));
       expect(whisperFiles(hub.dir)?.decoder).toBe(join(hub.dir, 'onnx', 'decoder_model_merged_quantized.onnx'));
-      expect(findAsrModel(models)).toBe(hub.dir);
+      // Present but not the built-in catalog's bytes: not installed, and the reason says which file is wrong.
+      const unpinned = await findAsrModel(models);
+      expect(unpinned.name).toBeNull();
+      expect(unpinned.name === null && unpinned.reason).toMatch(/whisper-tiny\/onnx\/encoder_model_quantized\.onnx: \d+ bytes, expected 10124910 bytes/);
+      const catalog = [pinFolder(models, 'whisper-tiny', 'asr')];
+      const found = await findAsrModel({ modelsDir: models, catalog });
+      expect(found.name).toBe('whisper-tiny');
+      expect(found.name !== null && found.files.decoder).toBe(join(hub.dir, 'onnx', 'decoder_model_merged_quantized.onnx'));
       await writeTinyWhisper(join(models, 'whisper-base'));
-      expect(findAsrModel(models)).toBe(join(models, 'whisper-base'));
+      catalog.push(pinFolder(models, 'whisper-base', 'asr'));
+      expect((await findAsrModel({ modelsDir: models, catalog })).name).toBe('whisper-base');
+      // A truncated whisper-base is no longer installed: whisper-tiny serves again.
+      await truncate(join(models, 'whisper-base', 'decoder_model_merged.onnx'), 100);
+      expect((await findAsrModel({ modelsDir: models, catalog })).name).toBe('whisper-tiny');
     } finally {
       await rm(models, { recursive: true, force: true });
     }
+  });
+
+  it('never picks an unverified file beside the verified ones, and an LFS pointer makes the model corrupt', async () => {
+    const models = await mkdtemp(join(tmpdir(), 'soundry-asr-models-'));
+    try {
+      const t = await writeTinyWhisper(join(models, 'whisper-tiny'));
+      await mkdir(join(t.dir, 'onnx'));
+      await rename(join(t.dir, 'encoder_model.onnx'), join(t.dir, 'onnx', 'encoder_model_quantized.onnx'));
+      const catalog = [pinFolder(models, 'whisper-tiny', 'asr')];
+      // A full-precision encoder dropped in later is preferred by name, but the catalog does not list it.
+      await writeFile(join(t.dir, 'encoder_model.onnx'), 'not a model');
+      const found = await findAsrModel({ modelsDir: models, catalog });
+      expect(found.name !== null && found.files.encoder).toBe(join(t.dir, 'onnx', 'encoder_model_quantized.onnx'));
+      // What a clone without git-lfs leaves in place of the decoder.
+      await writeFile(join(t.dir, 'decoder_model_merged.onnx'), 'version https://git-lfs.github.com/spec/v1\noid sha256:' + '0'.repeat(64) + '\nsize 30727765\n');
+      const lfs = await findAsrModel({ modelsDir: models, catalog });
+      expect(lfs.name).toBeNull();
+      expect(lfs.name === null && lfs.reason).toMatch(/decoder_model_merged\.onnx: Git LFS pointer/);
+    } finally {
+      await rm(models, { recursive: true, force: true });
+    }
+  });
+
+  it('ONNX_EXECUTION_PROVIDER: auto falls back to CPU here and transcribes; cuda without its provider fails naming the file', async () => {
+    const auto = chooseExecutionProviders('auto').providers;
+    expect(auto).toEqual(['cpu']);
+    const m = await WhisperAsr.load(whisperFiles(tiny.dir)!, { executionProviders: auto });
+    try {
+      expect((await m.transcribe(windows(tone(3)), { maxTokensPerWindow: 4 })).text).toBe('Lighthouses guided ships along');
+    } finally {
+      await m.release();
+    }
+    await expect(WhisperAsr.load(whisperFiles(tiny.dir)!, { executionProviders: chooseExecutionProviders('cuda').providers })).rejects.toThrow(
+      /whisper-tiny\/encoder_model\.onnx could not be loaded \(cuda\)/,
+    );
+  });
+
+  it('a verified file that onnxruntime cannot open fails naming the file (no retry can help)', async () => {
+    const dir = join(root, 'broken');
+    const t = await writeTinyWhisper(dir);
+    await writeFile(join(dir, 'encoder_model.onnx'), Buffer.alloc(4096, 7));
+    await expect(WhisperAsr.load(whisperFiles(t.dir)!)).rejects.toThrow(/broken\/encoder_model\.onnx could not be loaded \(cpu\)/);
   });
 });

@@ -1,0 +1,83 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enhanceThread } from '../../../src/kinds/enhance/thread.js';
+import { resolveMediaTools } from '../../../src/media/ffmpeg.js';
+import { MODEL_CATALOG } from '../../../src/models/catalog.js';
+import { checkModel } from '../../../src/models/installed.js';
+
+/**
+ * MODELS_AUTO_PULL for enhancement, in an engine thread's entry as the worker runs it: a local mirror (MODELS_BASE_URL)
+ * serves the shared corpus copies of the published DTLN, GTCRN and Silero files, which the built-in catalog's sha256
+ * match, so the real catalog verifies them; a mirror without them leaves the built-in engines and a reason.
+ */
+const corpus = new URL('../../../../shared/corpus/models', import.meta.url).pathname;
+const have = ['dtln/model_1.onnx', 'dtln/model_2.onnx', 'gtcrn/gtcrn.onnx', 'silero_vad/silero_vad.onnx'].every((f) => existsSync(join(corpus, f)));
+const tools = resolveMediaTools({ preferSystem: true });
+
+describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
+  let dir: string;
+  let server: Server;
+  let base: string;
+  const hits: string[] = [];
+  let input: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'soundry-enh-pull-'));
+    server = createServer(async (req, res) => {
+      hits.push(req.url ?? '');
+      const m = /^\/mirror\/([^/]+)\/([^/]+)$/.exec(req.url ?? '');
+      const path = m ? join(corpus, m[1]!, m[2]!) : '';
+      if (!m || !existsSync(path)) return void res.writeHead(404).end();
+      const body = await readFile(path);
+      res.writeHead(200, { 'content-length': body.length }).end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    input = join(dir, 'speech.wav');
+    // A tone with pauses and noise: enough for the denoiser and the VAD to run on.
+    await promisify(execFile)(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=220:duration=4', '-f', 'lavfi', '-i', 'anoisesrc=amplitude=0.02:duration=4',
+      '-filter_complex', 'amix=inputs=2', '-ar', '16000', '-ac', '1', input]);
+  }, 60_000);
+  afterAll(async () => {
+    server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const job = (modelsDir: string, out: string) => ({
+    inputPath: input, outPath: join(dir, out), format: 'wav' as const, sampleRate: 16000, channels: 1, totalFrames: 64000,
+    flags: ['remove_noise' as const, 'long_silences' as const], modelsDir, ffmpeg: tools.ffmpeg, targetLufs: -16,
+  });
+
+  it('pulls DTLN, GTCRN and Silero VAD from the mirror with progress, verifies them and runs them; the next task downloads nothing', async () => {
+    const modelsDir = join(dir, 'models');
+    const run = enhanceThread({ modelsDir, separationEngine: 'builtin', autoPull: true, modelsBaseUrl: `${base}/mirror`, catalog: MODEL_CATALOG });
+    const progress: number[] = [];
+    const ctx = { tmpDir: dir, signal: new AbortController().signal, onProgress: (f: number) => progress.push(f) };
+    const out = await run(job(modelsDir, 'a.wav'), ctx);
+    expect(out.engines.some((e) => e === 'dtln' || e === 'gtcrn'), JSON.stringify(out)).toBe(true);
+    expect(out.engines).toContain('silero-vad');
+    for (const name of ['dtln', 'gtcrn', 'silero_vad']) expect((await checkModel(modelsDir, MODEL_CATALOG.find((e) => e.name === name)!)).state).toBe('installed');
+    expect(hits.filter((h) => h.endsWith('.onnx')).sort()).toEqual(['/mirror/dtln/model_1.onnx', '/mirror/dtln/model_2.onnx', '/mirror/gtcrn/gtcrn.onnx', '/mirror/silero_vad/silero_vad.onnx']);
+    // The download is the first tenth of the progress, then the chain.
+    expect(progress.some((f) => f > 0 && f <= 0.1)).toBe(true);
+    expect(progress.at(-1)).toBeCloseTo(1, 5);
+    const before = hits.length;
+    await run(job(modelsDir, 'b.wav'), ctx);
+    expect(hits.length).toBe(before);
+  }, 120_000);
+
+  it('a mirror without the models: the built-in engines run and the stage reasons say why', async () => {
+    const modelsDir = join(dir, 'models-none');
+    const run = enhanceThread({ modelsDir, separationEngine: 'builtin', autoPull: true, modelsBaseUrl: `${base}/empty`, catalog: MODEL_CATALOG });
+    const out = await run(job(modelsDir, 'c.wav'), { tmpDir: dir, signal: new AbortController().signal, onProgress: () => {} });
+    expect(out.engines).toContain('rnnoise');
+    expect(out.engines).toContain('webrtc-vad');
+    expect(out.reasons.denoise).toMatch(/automatic download failed: dtln could not be installed: download of .*\/empty\/dtln\/model_1\.onnx failed: HTTP 404/);
+    expect(out.reasons.long_silences).toMatch(/automatic download failed: silero_vad could not be installed: .*HTTP 404/);
+  }, 120_000);
+});
