@@ -31,6 +31,47 @@ function envelopeJson(data: z.ZodType, codes: readonly number[]): Record<string,
   return json;
 }
 
+/**
+ * What every operation may answer before it runs: malformed HTTP or JSON, a body or headers too large, a
+ * client too slow (docs/api.md, "HTTP statuses"): still the envelope, its code from the ErrorCode list.
+ */
+const REFUSED_BEFORE_RUNNING = {
+  description: 'Refused before the operation ran (malformed request or body, too large, too slow): an envelope; see docs/api.md',
+  type: 'object',
+  properties: { code: { $ref: '#/components/schemas/ErrorCode' }, data: { type: 'object' }, message: { type: 'string' } },
+  required: ['code', 'data', 'message'],
+} as const;
+
+/** The OpenAI-compatible routes answer OpenAI's error body with HTTP statuses (docs/api.md, "OpenAI-compatible routes"). */
+const OPENAI_ERROR = {
+  description: "Refused: OpenAI's error body (400 bad request, 401 key, 402 credits, 403 disabled, 404, 429 limits)",
+  type: 'object',
+  properties: {
+    error: {
+      type: 'object',
+      properties: { message: { type: 'string' }, type: { type: 'string' }, param: { type: 'string', nullable: true }, code: { type: 'string', nullable: true } },
+      required: ['message', 'type'],
+    },
+  },
+  required: ['error'],
+} as const;
+
+/**
+ * zod writes a numeric enum that also accepts numeric strings as `enum` plus a one-member `anyOf`; the same
+ * schema without the wrapper (lint: no-illogical-composition-keywords).
+ */
+function flattenSingleAnyOf(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(flattenSingleAnyOf);
+  if (!node || typeof node !== 'object') return;
+  const obj = node as Record<string, unknown>;
+  const anyOf = obj.anyOf;
+  if (Array.isArray(anyOf) && anyOf.length === 1 && anyOf[0] && typeof anyOf[0] === 'object') {
+    delete obj.anyOf;
+    for (const [k, v] of Object.entries(anyOf[0] as Record<string, unknown>)) if (!(k in obj)) obj[k] = v;
+  }
+  Object.values(obj).forEach(flattenSingleAnyOf);
+}
+
 function codesText(codes: readonly number[]): string {
   return `Envelope codes: ${codes.map((c) => `${c} (${MESSAGE_BY_CODE.get(c) ?? '?'})`).join(', ')}.`;
 }
@@ -62,8 +103,16 @@ export class OpenApiDocs {
     const method = String(input.route?.method ?? 'GET');
     const doc = this.ops.get(`${method.toUpperCase()} ${out.url}`);
     schema.operationId = doc?.operationId ?? schema.operationId ?? derivedOperationId(method, out.url);
+    const has2xx = Object.keys(schema.response ?? {}).some((k) => /^2/.test(k));
+    schema.response = {
+      ...(has2xx ? {} : { 200: { description: 'Success: see the operation description and docs/api.md' } }),
+      ...schema.response,
+      '4XX': out.url.startsWith('/v1/') ? OPENAI_ERROR : REFUSED_BEFORE_RUNNING,
+    };
     if (!doc) return out;
     if (doc.data) schema.response = { ...schema.response, 200: { description: codesText(doc.codes), ...envelopeJson(doc.data, doc.codes) } };
+    flattenSingleAnyOf(schema.body);
+    flattenSingleAnyOf(schema.response);
     if (doc.example !== undefined && schema.body) schema.body = { ...schema.body, example: doc.example };
     schema.description = [typeof schema.description === 'string' ? schema.description : '', codesText(doc.codes)].filter(Boolean).join('\n\n');
     return out;

@@ -275,6 +275,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
       info: {
         title: 'Soundry audio API',
         version: deps.version,
+        license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
         description: 'Self-hosted implementation of the audio processing API. Every answer is an envelope {code, data, message}; see docs/api.md.',
       },
       servers: [{ url: deps.publicBaseUrl }],
