@@ -1,11 +1,12 @@
 import type { EngineContext } from '../../ports/engines.js';
 import { loadFftProvider, type FftProvider, type RealFft } from '../../media/dsp/fft.js';
 import { istft, stft, type Spectrogram } from '../../media/dsp/stft.js';
-import { isModelType, outputStems, STEMS_BY_MODEL_TYPE, type AudioSource, type SeparationEngine, type StemSink } from './engine.js';
+import { isModelType, outputStems, STEMS_BY_MODEL_TYPE, type AudioSource, type SeparationEngine, type SeparationRun, type StemSink } from './engine.js';
 import { bassMask } from './dsp/bass.js';
 import { centerMask } from './dsp/center.js';
 import { percussiveMask } from './dsp/hpss.js';
 import { buildTemplates, classShares, type NmfClass, type TemplateBank, type TemplateSource } from './dsp/nmf.js';
+import { stemConfidence, type StemMethod } from './dsp/confidence.js';
 import { repeatingMask } from './dsp/repet.js';
 import { runSegmented, type SegmentPlan } from './dsp/segments.js';
 import { leadShare, vocalMask } from './dsp/vocals.js';
@@ -26,9 +27,17 @@ export interface BuiltinOptions {
   templates?: TemplateSource;
   /** Add the guitar bases learned on real electric-guitar stems to the guitar class (default true). */
   learnedGuitar?: boolean;
+  /**
+   * Scale each stem by the engine's own confidence in it (dsp/confidence.ts), the rest going to the last stem
+   * (default true). False gives the raw masks: only for benchmarks that measure what the scaling gives up.
+   */
+  honest?: boolean;
 }
 
 const INSTRUMENT_STEM: Record<number, NmfClass> = { 380: 'piano', 390: 'guitar', 491: 'strings', 492: 'wind', 493: 'synthesizer' };
+
+/** The method behind each masked stem (what evidence of confidence applies, dsp/confidence.ts); others are NMF. */
+const STEM_METHOD: Readonly<Record<string, StemMethod>> = { drums: 'carved', bass: 'carved', vocals: 'vocal', lead_vocals: 'vocal', backing_vocals: 'vocal' };
 
 interface Analysis {
   spec: Spectrogram[];
@@ -42,6 +51,8 @@ interface Analysis {
 class SegmentSeparator {
   private readonly fft: RealFft;
   private bank: TemplateBank | undefined;
+  /** Per stem, the gain each segment got so far (the run's notes are made from these). */
+  readonly gains: Record<string, number[]> = {};
 
   constructor(
     provider: FftProvider,
@@ -50,6 +61,7 @@ class SegmentSeparator {
     readonly hop: number,
     private readonly templates?: TemplateSource,
     private readonly learnedGuitar = true,
+    private readonly honest = true,
   ) {
     this.fft = provider.create(nFft);
   }
@@ -146,7 +158,13 @@ class SegmentSeparator {
     const a = this.analyse(channels);
     const residual = channels.map((c) => Float64Array.from(c));
     const bins = a.bins;
-    for (const [name, mask] of this.masks(a, modelType)) {
+    for (const [name, raw] of this.masks(a, modelType)) {
+      if (this.honest) {
+        const { gain } = stemConfidence(a.mag, raw, a.frames, bins, STEM_METHOD[name] ?? 'template');
+        (this.gains[name] ??= []).push(gain);
+        if (gain < 1) for (let i = 0; i < raw.length; i++) raw[i]! *= gain;
+      }
+      const mask = raw;
       out[name] = a.spec.map((s, c) => {
         const masked: Spectrogram = { frames: s.frames, bins, re: new Float32Array(s.re.length), im: new Float32Array(s.im.length) };
         for (let i = 0; i < mask.length; i++) {
@@ -164,6 +182,24 @@ class SegmentSeparator {
   }
 }
 
+/**
+ * One readable line per stem the engine doubted: where it found nothing it says so (the stem is silent there),
+ * elsewhere how far it turned the stem down; what it took out is in the last stem.
+ */
+export function stemNotes(gains: Record<string, number[]>, lastStem: string): Record<string, string> {
+  const notes: Record<string, string> = {};
+  for (const [stem, g] of Object.entries(gains)) {
+    const doubted = g.filter((x) => x < 1);
+    if (!doubted.length) continue;
+    const where = doubted.length === g.length ? '' : ` in ${doubted.length} of ${g.length} segments`;
+    const min = Math.min(...doubted);
+    notes[stem] = min === 0 && doubted.every((x) => x === 0)
+      ? `the built-in engine could not find this instrument${where}: the stem is silent there and that audio is in ${lastStem}`
+      : `the built-in engine is unsure of this stem${where}: turned down by up to ${min === 0 ? 'silence' : `${(-20 * Math.log10(min)).toFixed(1)} dB`}, the rest is in ${lastStem}`;
+  }
+  return notes;
+}
+
 /** STFT size ~93 ms (4096 at 44.1/48 kHz), hop a quarter of it. */
 export function stftSizeFor(sampleRate: number): { nFft: number; hop: number } {
   const nFft = 2 ** Math.round(Math.log2(0.093 * sampleRate));
@@ -179,11 +215,11 @@ export class BuiltinSeparationEngine implements SeparationEngine {
     return isModelType(modelType);
   }
 
-  async separate(input: AudioSource, modelType: number, ctx: EngineContext, sink: StemSink): Promise<void> {
+  async separate(input: AudioSource, modelType: number, ctx: EngineContext, sink: StemSink): Promise<SeparationRun> {
     if (!this.supports(modelType)) throw new Error(`builtin separation does not support model_type ${modelType}`);
     const provider = this.opts.fft ?? (await loadFftProvider());
     const { nFft, hop } = stftSizeFor(input.sampleRate);
-    const sep = new SegmentSeparator(provider, input.sampleRate, nFft, hop, this.opts.templates, this.opts.learnedGuitar ?? true);
+    const sep = new SegmentSeparator(provider, input.sampleRate, nFft, hop, this.opts.templates, this.opts.learnedGuitar ?? true, this.opts.honest ?? true);
     // Segment boundaries on the STFT hop grid, so frames line up with a whole-input analysis.
     const snap = (s: number) => Math.max(hop, Math.round((s * input.sampleRate) / hop) * hop);
     const margin = snap(this.opts.marginSeconds ?? 1);
@@ -191,6 +227,8 @@ export class BuiltinSeparationEngine implements SeparationEngine {
     const plan: SegmentPlan = { hop: Math.max(snap(this.opts.segmentSeconds ?? 20), overlap), overlap, margin };
     try {
       await runSegmented(input, plan, (seg) => sep.separate(seg, modelType), sink, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(f) });
+      const notes = stemNotes(sep.gains, outputStems(modelType).at(-1)!);
+      return Object.keys(notes).length ? { engine: this.id, stems: notes } : { engine: this.id };
     } finally {
       sep.dispose();
     }
