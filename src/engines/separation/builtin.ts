@@ -160,7 +160,7 @@ class SegmentSeparator {
     const bins = a.bins;
     for (const [name, raw] of this.masks(a, modelType)) {
       if (this.honest) {
-        const { gain } = stemConfidence(a.mag, raw, a.frames, bins, STEM_METHOD[name] ?? 'template');
+        const { gain } = stemConfidence(a.mag, raw, STEM_METHOD[name] ?? 'template');
         (this.gains[name] ??= []).push(gain);
         if (gain < 1) for (let i = 0; i < raw.length; i++) raw[i]! *= gain;
       }
