@@ -184,9 +184,9 @@ class SegmentSeparator {
 
 /**
  * One readable line per stem the engine doubted: where it found nothing it says so (the stem is silent there),
- * elsewhere how far it turned the stem down; what it took out is in the last stem.
+ * elsewhere how far it turned the stem down. (What it took out is in the last stem, which a task may not return.)
  */
-export function stemNotes(gains: Record<string, number[]>, lastStem: string): Record<string, string> {
+export function stemNotes(gains: Record<string, number[]>): Record<string, string> {
   const notes: Record<string, string> = {};
   for (const [stem, g] of Object.entries(gains)) {
     const doubted = g.filter((x) => x < 1);
@@ -194,8 +194,8 @@ export function stemNotes(gains: Record<string, number[]>, lastStem: string): Re
     const where = doubted.length === g.length ? '' : ` in ${doubted.length} of ${g.length} segments`;
     const min = Math.min(...doubted);
     notes[stem] = min === 0 && doubted.every((x) => x === 0)
-      ? `the built-in engine could not find this instrument${where}: the stem is silent there and that audio is in ${lastStem}`
-      : `the built-in engine is unsure of this stem${where}: turned down by up to ${min === 0 ? 'silence' : `${(-20 * Math.log10(min)).toFixed(1)} dB`}, the rest is in ${lastStem}`;
+      ? `the built-in engine could not find this instrument${where}: the stem is silent there`
+      : `the built-in engine is unsure of this stem${where}: turned down by up to ${min === 0 ? 'silence' : `${(-20 * Math.log10(min)).toFixed(1)} dB`} rather than risk a wrong one`;
   }
   return notes;
 }
@@ -227,7 +227,7 @@ export class BuiltinSeparationEngine implements SeparationEngine {
     const plan: SegmentPlan = { hop: Math.max(snap(this.opts.segmentSeconds ?? 20), overlap), overlap, margin };
     try {
       await runSegmented(input, plan, (seg) => sep.separate(seg, modelType), sink, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(f) });
-      const notes = stemNotes(sep.gains, outputStems(modelType).at(-1)!);
+      const notes = stemNotes(sep.gains);
       return Object.keys(notes).length ? { engine: this.id, stems: notes } : { engine: this.id };
     } finally {
       sep.dispose();
