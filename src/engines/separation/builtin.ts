@@ -13,8 +13,9 @@ import { leadShare, vocalMask } from './dsp/vocals.js';
 
 /**
  * The built-in, download-free separation engine: classical masking methods on an STFT, one segment at a time.
- * Every stem but the last is mask * mixture; the last (`other` or `remainder`) is the mixture minus the rest in
- * the time domain, so the stems sum back to the input exactly (up to float32 rounding).
+ * Every stem but the last is mask * mixture, scaled by the engine's confidence in it; the last (`other` or
+ * `remainder`) is the mixture minus the unscaled estimates in the time domain. With no stem doubted (or
+ * `honest: false`) the stems sum back to the input exactly (up to float32 rounding).
  */
 export interface BuiltinOptions {
   /** Segment hop in seconds (each segment also carries `overlapSeconds` more). */
@@ -28,8 +29,9 @@ export interface BuiltinOptions {
   /** Add the guitar bases learned on real electric-guitar stems to the guitar class (default true). */
   learnedGuitar?: boolean;
   /**
-   * Scale each stem by the engine's own confidence in it (dsp/confidence.ts), the rest going to the last stem
-   * (default true). False gives the raw masks: only for benchmarks that measure what the scaling gives up.
+   * Scale each stem by the engine's own confidence in it (dsp/confidence.ts; default true); the part held back
+   * is dropped, so the stems sum to the input only when no stem was doubted. False gives the raw masks and an
+   * exact sum: for benchmarks that measure what the scaling gives up, and tests of the segmenting.
    */
   honest?: boolean;
 }
@@ -158,13 +160,12 @@ class SegmentSeparator {
     const a = this.analyse(channels);
     const residual = channels.map((c) => Float64Array.from(c));
     const bins = a.bins;
-    for (const [name, raw] of this.masks(a, modelType)) {
-      if (this.honest) {
-        const { gain } = stemConfidence(a.mag, raw, STEM_METHOD[name] ?? 'template');
-        (this.gains[name] ??= []).push(gain);
-        if (gain < 1) for (let i = 0; i < raw.length; i++) raw[i]! *= gain;
-      }
-      const mask = raw;
+    for (const [name, mask] of this.masks(a, modelType)) {
+      // The stem leaves at `gain` times its mask's estimate, but the last stem still loses the whole estimate:
+      // what a doubted stem holds back is dropped, not handed to `other`, where it would be wrong audio too
+      // (on the corpus that pushed `other` below silence). The stems then sum to the input minus that part.
+      const gain = this.honest ? stemConfidence(a.mag, mask, STEM_METHOD[name] ?? 'template').gain : 1;
+      if (this.honest) (this.gains[name] ??= []).push(gain);
       out[name] = a.spec.map((s, c) => {
         const masked: Spectrogram = { frames: s.frames, bins, re: new Float32Array(s.re.length), im: new Float32Array(s.im.length) };
         for (let i = 0; i < mask.length; i++) {
@@ -174,6 +175,7 @@ class SegmentSeparator {
         const y = istft(masked, this.fft, { nFft: this.nFft, hop: this.hop, length: len });
         const r = residual[c]!;
         for (let i = 0; i < len; i++) r[i]! -= y[i]!;
+        if (gain < 1) for (let i = 0; i < len; i++) y[i]! *= gain;
         return y;
       });
     }

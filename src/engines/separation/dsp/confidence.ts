@@ -2,8 +2,8 @@
  * How much the built-in engine trusts one stem mask, from what it can see at run time (no ground truth).
  *
  * Scaling an estimate e of s by g keeps SDR >= 0 whenever g <= 2<s,e>/|e|^2, so a doubtful stem is pulled toward
- * silence (0 dB) rather than left at full level where a wrong guess scores below silence. What a stem loses goes
- * back to `other`/`remainder`, so the stems still sum to the input.
+ * silence (0 dB) rather than left at full level where a wrong guess scores below silence. What a stem holds back
+ * is dropped (builtin.ts): handed to `other`/`remainder` it made that stem wrong instead.
  *
  * Evidence: only the share of the mixture's energy the mask takes. A correlation test between the estimate's and
  * the residual's envelopes was tried and dropped: it looked predictive on the corpus but flipped on plain
