@@ -1,19 +1,21 @@
 import type { EngineContext } from '../../ports/engines.js';
 import { loadFftProvider, type FftProvider, type RealFft } from '../../media/dsp/fft.js';
 import { istft, stft, type Spectrogram } from '../../media/dsp/stft.js';
-import { isModelType, outputStems, STEMS_BY_MODEL_TYPE, type AudioSource, type SeparationEngine, type StemSink } from './engine.js';
+import { isModelType, outputStems, STEMS_BY_MODEL_TYPE, type AudioSource, type SeparationEngine, type SeparationRun, type StemSink } from './engine.js';
 import { bassMask } from './dsp/bass.js';
 import { centerMask } from './dsp/center.js';
 import { percussiveMask } from './dsp/hpss.js';
 import { buildTemplates, classShares, type NmfClass, type TemplateBank, type TemplateSource } from './dsp/nmf.js';
+import { stemConfidence, type StemMethod } from './dsp/confidence.js';
 import { repeatingMask } from './dsp/repet.js';
 import { runSegmented, type SegmentPlan } from './dsp/segments.js';
 import { leadShare, vocalMask } from './dsp/vocals.js';
 
 /**
  * The built-in, download-free separation engine: classical masking methods on an STFT, one segment at a time.
- * Every stem but the last is mask * mixture; the last (`other` or `remainder`) is the mixture minus the rest in
- * the time domain, so the stems sum back to the input exactly (up to float32 rounding).
+ * Every stem but the last is mask * mixture, scaled by the engine's confidence in it; the last (`other` or
+ * `remainder`) is the mixture minus the unscaled estimates in the time domain. With no stem doubted (or
+ * `honest: false`) the stems sum back to the input exactly (up to float32 rounding).
  */
 export interface BuiltinOptions {
   /** Segment hop in seconds (each segment also carries `overlapSeconds` more). */
@@ -26,9 +28,18 @@ export interface BuiltinOptions {
   templates?: TemplateSource;
   /** Add the guitar bases learned on real electric-guitar stems to the guitar class (default true). */
   learnedGuitar?: boolean;
+  /**
+   * Scale each stem by the engine's own confidence in it (dsp/confidence.ts; default true); the part held back
+   * is dropped, so the stems sum to the input only when no stem was doubted. False gives the raw masks and an
+   * exact sum: for benchmarks that measure what the scaling gives up, and tests of the segmenting.
+   */
+  honest?: boolean;
 }
 
 const INSTRUMENT_STEM: Record<number, NmfClass> = { 380: 'piano', 390: 'guitar', 491: 'strings', 492: 'wind', 493: 'synthesizer' };
+
+/** The method behind each masked stem (what evidence of confidence applies, dsp/confidence.ts); others are NMF. */
+const STEM_METHOD: Readonly<Record<string, StemMethod>> = { drums: 'carved', bass: 'carved', vocals: 'vocal', lead_vocals: 'vocal', backing_vocals: 'vocal' };
 
 interface Analysis {
   spec: Spectrogram[];
@@ -42,6 +53,8 @@ interface Analysis {
 class SegmentSeparator {
   private readonly fft: RealFft;
   private bank: TemplateBank | undefined;
+  /** Per stem, the gain each segment got so far (the run's notes are made from these). */
+  readonly gains: Record<string, number[]> = {};
 
   constructor(
     provider: FftProvider,
@@ -50,6 +63,7 @@ class SegmentSeparator {
     readonly hop: number,
     private readonly templates?: TemplateSource,
     private readonly learnedGuitar = true,
+    private readonly honest = true,
   ) {
     this.fft = provider.create(nFft);
   }
@@ -147,6 +161,11 @@ class SegmentSeparator {
     const residual = channels.map((c) => Float64Array.from(c));
     const bins = a.bins;
     for (const [name, mask] of this.masks(a, modelType)) {
+      // The stem leaves at `gain` times its mask's estimate, but the last stem still loses the whole estimate:
+      // what a doubted stem holds back is dropped, not handed to `other`, where it would be wrong audio too
+      // (on the corpus that pushed `other` below silence). The stems then sum to the input minus that part.
+      const gain = this.honest ? stemConfidence(a.mag, mask, STEM_METHOD[name] ?? 'template').gain : 1;
+      if (this.honest) (this.gains[name] ??= []).push(gain);
       out[name] = a.spec.map((s, c) => {
         const masked: Spectrogram = { frames: s.frames, bins, re: new Float32Array(s.re.length), im: new Float32Array(s.im.length) };
         for (let i = 0; i < mask.length; i++) {
@@ -156,12 +175,31 @@ class SegmentSeparator {
         const y = istft(masked, this.fft, { nFft: this.nFft, hop: this.hop, length: len });
         const r = residual[c]!;
         for (let i = 0; i < len; i++) r[i]! -= y[i]!;
+        if (gain < 1) for (let i = 0; i < len; i++) y[i]! *= gain;
         return y;
       });
     }
     out[residualName] = residual.map((r) => Float32Array.from(r));
     return out;
   }
+}
+
+/**
+ * One readable line per stem the engine doubted: where it found nothing it says so (the stem is silent there),
+ * elsewhere how far it turned the stem down. (What it took out is in the last stem, which a task may not return.)
+ */
+export function stemNotes(gains: Record<string, number[]>): Record<string, string> {
+  const notes: Record<string, string> = {};
+  for (const [stem, g] of Object.entries(gains)) {
+    const doubted = g.filter((x) => x < 1);
+    if (!doubted.length) continue;
+    const where = doubted.length === g.length ? '' : ` in ${doubted.length} of ${g.length} segments`;
+    const min = Math.min(...doubted);
+    notes[stem] = min === 0 && doubted.every((x) => x === 0)
+      ? `the built-in engine could not find this instrument${where}: the stem is silent there`
+      : `the built-in engine is unsure of this stem${where}: turned down by up to ${min === 0 ? 'silence' : `${(-20 * Math.log10(min)).toFixed(1)} dB`} rather than risk a wrong one`;
+  }
+  return notes;
 }
 
 /** STFT size ~93 ms (4096 at 44.1/48 kHz), hop a quarter of it. */
@@ -179,11 +217,11 @@ export class BuiltinSeparationEngine implements SeparationEngine {
     return isModelType(modelType);
   }
 
-  async separate(input: AudioSource, modelType: number, ctx: EngineContext, sink: StemSink): Promise<void> {
+  async separate(input: AudioSource, modelType: number, ctx: EngineContext, sink: StemSink): Promise<SeparationRun> {
     if (!this.supports(modelType)) throw new Error(`builtin separation does not support model_type ${modelType}`);
     const provider = this.opts.fft ?? (await loadFftProvider());
     const { nFft, hop } = stftSizeFor(input.sampleRate);
-    const sep = new SegmentSeparator(provider, input.sampleRate, nFft, hop, this.opts.templates, this.opts.learnedGuitar ?? true);
+    const sep = new SegmentSeparator(provider, input.sampleRate, nFft, hop, this.opts.templates, this.opts.learnedGuitar ?? true, this.opts.honest ?? true);
     // Segment boundaries on the STFT hop grid, so frames line up with a whole-input analysis.
     const snap = (s: number) => Math.max(hop, Math.round((s * input.sampleRate) / hop) * hop);
     const margin = snap(this.opts.marginSeconds ?? 1);
@@ -191,6 +229,8 @@ export class BuiltinSeparationEngine implements SeparationEngine {
     const plan: SegmentPlan = { hop: Math.max(snap(this.opts.segmentSeconds ?? 20), overlap), overlap, margin };
     try {
       await runSegmented(input, plan, (seg) => sep.separate(seg, modelType), sink, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(f) });
+      const notes = stemNotes(sep.gains);
+      return Object.keys(notes).length ? { engine: this.id, stems: notes } : { engine: this.id };
     } finally {
       sep.dispose();
     }

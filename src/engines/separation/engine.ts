@@ -49,6 +49,8 @@ export interface SeparationRun {
   engine: string;
   /** Why the engine is not the one the task would normally get (a model that could not be installed or loaded). */
   note?: string;
+  /** Per stem, why it came back quiet: the engine could not find that instrument with enough confidence. */
+  stems?: Record<string, string>;
 }
 
 export interface SeparationEngine {

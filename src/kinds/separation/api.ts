@@ -36,6 +36,7 @@ export class SeparationKindApi implements KindApi<SeparationCreateBody> {
       data.zip_url = await tools.fileUrl(r.zipKey);
       data.engine = task.engine;
       if (r.engineNote) data.engine_note = r.engineNote;
+      if (r.stemNotes) data.stem_notes = r.stemNotes;
       data.duration = r.durationSeconds;
       data.credits = task.charged;
     } else if (status === 'failed') {

@@ -37,6 +37,8 @@ export const SeparationResult = z.object({
   durationSeconds: z.number(),
   /** Why `engine` is the built-in one although a neural model was wanted (shown as `engine_note`). */
   engineNote: z.string().optional(),
+  /** Stem -> why the built-in engine returned it quiet or turned down (shown as `stem_notes`). */
+  stemNotes: z.record(z.string(), z.string()).optional(),
 });
 export type SeparationResult = z.infer<typeof SeparationResult>;
 
@@ -50,6 +52,8 @@ export const SeparationQueryData = z.looseObject({
   progress: z.number().optional(),
   duration: z.number().optional(),
   engine: z.string().nullable().optional(),
+  engine_note: z.string().optional(),
+  stem_notes: z.record(z.string(), z.string()).optional().describe('Stem name -> why the built-in engine returned it silent or turned down'),
   credits: z.number().optional(),
   error: z.string().nullable().optional(),
 });

@@ -29,6 +29,8 @@ export interface SeparationThreadOutput {
   engine: string;
   /** Why the task did not get the neural engine it would normally get (download or load failure). */
   engineNote?: string;
+  /** Stem -> why the engine returned it quiet (built-in engine, SeparationRun.stems). */
+  stemNotes?: Record<string, string>;
   /** stem name -> file path */
   files: Record<string, string>;
   /** Frames actually decoded and written: the billable length (a truncated file's header overstates it). */
@@ -94,7 +96,7 @@ export async function runSeparation(engine: SeparationEngine, job: SeparationThr
     for (const enc of encoders.values()) enc.abort();
     throw err;
   }
-  return { engine: run?.engine ?? engine.id, ...(run?.note ? { engineNote: run.note } : {}), files, frames: written };
+  return { engine: run?.engine ?? engine.id, ...(run?.note ? { engineNote: run.note } : {}), ...(run?.stems ? { stemNotes: run.stems } : {}), files, frames: written };
 }
 
 /** Thread entry: the selecting engine (neural where a model is installed, else built-in) stays warm in this thread. */

@@ -92,6 +92,8 @@ export class SeparationHandler implements TaskHandler {
       zipKey,
       durationSeconds: Math.round(seconds * 1000) / 1000,
       ...(out.engineNote ? { engineNote: out.engineNote } : {}),
+      // Only notes on stems the task returns (an `accompaniment` task keeps none of the model's own stems).
+      ...(notesFor(out.stemNotes, stems) ?? {}),
     };
     return {
       result,
@@ -100,4 +102,9 @@ export class SeparationHandler implements TaskHandler {
       audioSeconds: seconds,
     };
   }
+}
+
+function notesFor(notes: Record<string, string> | undefined, stems: Record<string, string>): { stemNotes: Record<string, string> } | undefined {
+  const kept = Object.entries(notes ?? {}).filter(([name]) => name in stems);
+  return kept.length ? { stemNotes: Object.fromEntries(kept) } : undefined;
 }

@@ -53,9 +53,12 @@ describe('builtin separation engine', () => {
 
   it.each(Object.keys(STEMS_BY_MODEL_TYPE).map(Number))('model %i returns exactly its stems, summing to the mixture', async (modelType) => {
     // Short segments so the 8 s input crosses several segment boundaries.
-    const engine = new BuiltinSeparationEngine({ fft: await loadFftProvider(), segmentSeconds: 3, overlapSeconds: 2, marginSeconds: 0.5 });
+    // honest: false, so the exact-sum check holds (confidence scaling drops what a doubted stem holds back).
+    const engine = new BuiltinSeparationEngine({ fft: await loadFftProvider(), segmentSeconds: 3, overlapSeconds: 2, marginSeconds: 0.5, honest: false });
     const audio = song(8);
-    const stems = await run(engine, audio, modelType);
+    const sink = collectingSink();
+    const report = await engine.separate(sourceFromAudio(audio, 40000), modelType, ctx(), sink);
+    const stems = sink.result();
     expect(Object.keys(stems).sort()).toEqual(outputStems(modelType).sort());
     const n = audio.channels[0]!.length;
     let maxErr = 0;
@@ -72,10 +75,12 @@ describe('builtin separation engine', () => {
       }
     }
     expect(maxErr).toBeLessThan(1e-4);
-    // Each named stem takes something (not all in the remainder), and nothing is NaN.
+    // Each named stem takes something (not all in the remainder) unless the run says it found nothing; no NaN.
     expect(Number.isFinite(energy)).toBe(true);
-    const first = stems[outputStems(modelType)[0]!]!;
-    expect(first.channels[0]!.some((x) => Math.abs(x) > 1e-4)).toBe(true);
+    const firstName = outputStems(modelType)[0]!;
+    const found = stems[firstName]!.channels[0]!.some((x) => Math.abs(x) > 1e-4);
+    if (!found) expect(report.stems?.[firstName]).toMatch(/could not find|unsure/);
+    else expect(found).toBe(true);
   }, 60_000);
 
   it.each([340, 360])('model %i: segment-wise equals whole-input processing (no seams)', async (modelType) => {
