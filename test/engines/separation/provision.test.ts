@@ -41,7 +41,9 @@ describe('a verified model file that will not load', () => {
     await writeFile(presetPath(dir, kim), 'version https://git-lfs.github.com/spec/v1\n');
     const engine = new SelectingSeparationEngine({ modelsDir: dir, choice: 'auto', threads: 1, autoPull: false });
     const run = await engine.separate(sourceFromAudio(tone(1)), 350, ctx(), collectingSink());
-    expect(run).toEqual({ engine: 'builtin-dsp' });
+    // The built-in engine may still say which stems it doubted (stemNotes); no note about the engine choice.
+    expect(run.engine).toBe('builtin-dsp');
+    expect(run.note).toBeUndefined();
   }, 120_000);
 });
 
