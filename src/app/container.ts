@@ -6,6 +6,7 @@ import { isSeparationEngineChoice } from '../engines/separation/select.js';
 import { NEURAL_PRESETS } from '../engines/separation/onnx/presets.js';
 import type { TaskKind } from '../domain/task.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from '../adapters/sql/task-store.js';
+import { SqliteReadConnection } from '../adapters/sqlite/read-connection.js';
 import { SqlAccountStore } from '../adapters/sql/account-store.js';
 import { SqlJobQueue } from '../adapters/sql/queue.js';
 import { BullMqJobQueue } from '../adapters/bullmq/queue.js';
@@ -80,13 +81,17 @@ function taskStoreAndQueue(
   db: Kysely<Database>,
   logger: Logger,
   onCharged: SqlTaskStoreOptions['onCharged'],
-): { tasks: SqlTaskStore; queue: JobQueue; storeEnqueues: boolean } {
+): { tasks: SqlTaskStore; queue: JobQueue; storeEnqueues: boolean; reads: SqliteReadConnection | null } {
+  // Embedded: polls read through a second, synchronous SQLite connection (see SqliteReadConnection).
+  const reads = config.DATABASE_URL ? null : new SqliteReadConnection(config.DB_PATH);
+  const readRow = reads ? (id: string) => reads.task(id) : undefined;
   if (config.REDIS_URL) {
-    const tasks = new SqlTaskStore(db, { onCharged });
-    return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false };
+    const tasks = new SqlTaskStore(db, { onCharged, readRow });
+    return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false, reads };
   }
-  const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger });
-  return { tasks: new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged }), queue, storeEnqueues: true };
+  const readPosition = reads ? (taskId: string) => reads.jobPosition(taskId) : undefined;
+  const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger, readPosition });
+  return { tasks: new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged, readRow }), queue, storeEnqueues: true, reads };
 }
 
 /**
@@ -149,7 +154,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const keyCache = config.API_KEY_CACHE_MS > 0 ? new CachedAccountStore(new SqlAccountStore(db), { ttlMs: config.API_KEY_CACHE_MS }) : null;
   const accounts: AccountStore = keyCache ?? new SqlAccountStore(db);
   // A task this process's workers charged changes a balance the key cache holds: the next create must see it.
-  const { tasks, queue, storeEnqueues } = taskStoreAndQueue(config, db, logger, keyCache ? () => keyCache.forget() : undefined);
+  const { tasks, queue, storeEnqueues, reads } = taskStoreAndQueue(config, db, logger, keyCache ? () => keyCache.forget() : undefined);
   const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
   const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
   const { blobs, urls, s3 } = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));
@@ -396,6 +401,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       await pool?.destroy();
       await queue.close();
       await limits.close();
+      reads?.close();
       await db.destroy();
       s3?.destroy();
       await temp.release();

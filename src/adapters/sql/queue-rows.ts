@@ -148,9 +148,7 @@ export class JobRows {
           .as('ahead'),
       ])
       .executeTakeFirst();
-    if (!job) return null;
-    if (job.state === 'active') return 0;
-    return Number(job.ahead) + 1;
+    return positionOf(job);
   }
 
 
@@ -163,4 +161,11 @@ export class JobRows {
       .execute();
     return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
   }
+}
+
+/** 0 for a job being worked on, else 1 + the queued jobs of its kind ahead of it; null without a job. */
+export function positionOf(job: { state: string; ahead: number | string | bigint | null } | undefined): number | null {
+  if (!job) return null;
+  if (job.state === 'active') return 0;
+  return Number(job.ahead) + 1;
 }

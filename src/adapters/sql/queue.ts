@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Database } from './schema.js';
 import type { JobConsumer, JobHandler, JobPayload, JobQueue, QueuePolicy } from '../../ports/queue.js';
 import type { TaskKind } from '../../domain/task.js';
-import { JobRows, insertJob } from './queue-rows.js';
+import { JobRows, insertJob, positionOf } from './queue-rows.js';
 import { SqlJobConsumer } from './queue-consumer.js';
 
 /**
@@ -17,7 +17,13 @@ export class SqlJobQueue implements JobQueue {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly opts: { pollIntervalMs: number; logger: Logger; now?: () => number },
+    private readonly opts: {
+      pollIntervalMs: number;
+      logger: Logger;
+      now?: () => number;
+      /** A synchronous read of a job's state and the queued jobs ahead of it (SQLite: SqliteReadConnection), for position(). */
+      readPosition?: (taskId: string) => { state: string; ahead: number } | undefined;
+    },
   ) {
     this.rows = new JobRows(db, opts.now ?? Date.now);
   }
@@ -55,6 +61,7 @@ export class SqlJobQueue implements JobQueue {
   }
 
   position(job: JobPayload): Promise<number | null> {
+    if (this.opts.readPosition) return Promise.resolve(positionOf(this.opts.readPosition(job.taskId)));
     return this.rows.position(job.taskId);
   }
 

@@ -7,7 +7,7 @@ import type { TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
 import { amountToCharge } from '../../domain/pricing.js';
 import type { JobPayload } from '../../ports/queue.js';
 
-type TaskRow = Selectable<Database['tasks']>;
+export type TaskRow = Selectable<Database['tasks']>;
 
 function toRecord(row: TaskRow): TaskRecord {
   return {
@@ -38,6 +38,11 @@ export interface SqlTaskStoreOptions {
   alsoEnqueue?: (trx: Kysely<Database>, job: JobPayload) => Promise<void>;
   /** Told after completeSuccess committed a charge, so that a cache of balances in this process can drop it. */
   onCharged?: (accountId: string) => void;
+  /**
+   * A synchronous read of a committed task row (SQLite: SqliteReadConnection), used by get(), which
+   * every poll calls; unset: get() reads through Kysely.
+   */
+  readRow?: (id: string) => TaskRow | undefined;
 }
 
 function newRow(task: NewTask): TaskRow {
@@ -134,6 +139,10 @@ export class SqlTaskStore implements TaskStore {
   }
 
   async get(id: string): Promise<TaskRecord | null> {
+    if (this.opts.readRow) {
+      const row = this.opts.readRow(id);
+      return row ? toRecord(row) : null;
+    }
     const row = await this.db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toRecord(row) : null;
   }
