@@ -6,6 +6,7 @@ import pino from 'pino';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { openPostgres } from '../../src/adapters/postgres/database.js';
 import { SqlJobQueue } from '../../src/adapters/sql/queue.js';
+import { SqliteReadConnection } from '../../src/adapters/sqlite/read-connection.js';
 import { SqlTaskStore } from '../../src/adapters/sql/task-store.js';
 import { BullMqJobQueue } from '../../src/adapters/bullmq/queue.js';
 import type { JobQueue } from '../../src/ports/queue.js';
@@ -32,8 +33,17 @@ export async function openFromEnv(env: BackendEnv): Promise<OpenedQueue> {
   switch (env.QUEUE_BACKEND) {
     case 'sqlite': {
       const db = await openSqlite(env.QUEUE_SQLITE_PATH!);
-      const queue = new SqlJobQueue(db, { pollIntervalMs, logger });
-      return { queue, close: () => db.destroy() };
+      // QUEUE_SQLITE_READS: positions read through the read-only connection, as the server composes it.
+      const reads = env.QUEUE_SQLITE_READS ? new SqliteReadConnection(env.QUEUE_SQLITE_PATH!) : null;
+      const readPosition = reads ? (taskId: string) => reads.jobPosition(taskId) : undefined;
+      const queue = new SqlJobQueue(db, { pollIntervalMs, logger, readPosition });
+      return {
+        queue,
+        async close() {
+          reads?.close();
+          await db.destroy();
+        },
+      };
     }
     case 'pg': {
       const db = await openPostgres(env.QUEUE_PG_URL!, { poolSize: 4 });
@@ -63,6 +73,12 @@ export async function freshSqlite(): Promise<{ env: BackendEnv; cleanup(): Promi
   const path = join(dir, 'soundry.db');
   await (await openSqlite(path)).destroy(); // migrate once, before competing openers
   return { env: { QUEUE_BACKEND: 'sqlite', QUEUE_SQLITE_PATH: path }, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A fresh SQLite file whose queue positions are read through the read-only connection. */
+export async function freshSqliteReads(): Promise<{ env: BackendEnv; cleanup(): Promise<void> }> {
+  const fresh = await freshSqlite();
+  return { ...fresh, env: { ...fresh.env, QUEUE_SQLITE_READS: '1' } };
 }
 
 /** A random key prefix on the shared Redis (other suites use it too: never flush it), and a task database. */

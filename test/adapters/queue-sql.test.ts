@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqlJobQueue } from '../../src/adapters/sql/queue.js';
 import { SqlTaskStore } from '../../src/adapters/sql/task-store.js';
-import { freshSqlite, logger } from './queue-backends.js';
+import { freshSqlite, freshSqliteReads, logger } from './queue-backends.js';
 import { newId, policyOf, queueContract, recorder, until } from './queue-contract.js';
 
 queueContract('SQL queue on SQLite', freshSqlite);
+queueContract('SQL queue on SQLite, positions on the read connection', freshSqliteReads);
 
 describe('SQL queue on the task database', () => {
   it('writes the task and its job in one transaction: both or neither', async () => {

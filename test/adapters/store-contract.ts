@@ -10,6 +10,7 @@ import type { SqlDialect } from '../../src/adapters/sql/dialect.js';
 import type { Database } from '../../src/adapters/sql/schema.js';
 import { SqlAccountStore } from '../../src/adapters/sql/account-store.js';
 import { SqlTaskStore } from '../../src/adapters/sql/task-store.js';
+import { SqliteReadConnection } from '../../src/adapters/sqlite/read-connection.js';
 import type { NewTask } from '../../src/ports/task-store.js';
 import { hashApiKey } from '../../src/services/auth.js';
 import { taskStoreContract } from './contract/task-store.js';
@@ -24,6 +25,8 @@ export interface StoreBackend {
   open(location: string): Promise<Kysely<Database>>;
   /** Removes every database this backend made. */
   cleanup(): Promise<void>;
+  /** SQLite as the server composes it: get() reads through a second, read-only connection. */
+  readConnection?: boolean;
 }
 
 /** What each test gets: one migrated database per backend file, emptied before every test. */
@@ -40,8 +43,9 @@ export interface StoreFixture {
 }
 
 export function defineStoreContract(backend: StoreBackend): void {
-  describe(`SQL stores on ${backend.dialect}`, () => {
+  describe(`SQL stores on ${backend.dialect}${backend.readConnection ? ', reads on a second connection' : ''}`, () => {
     let fx: StoreFixture | undefined;
+    let reads: SqliteReadConnection | undefined;
     const use = (): StoreFixture => {
       if (!fx) throw new Error('the store fixture is not set up (beforeAll failed?)');
       return fx;
@@ -51,11 +55,13 @@ export function defineStoreContract(backend: StoreBackend): void {
       const location = await backend.createDatabase();
       const db = await backend.open(location);
       const accounts = new SqlAccountStore(db);
+      if (backend.readConnection) reads = new SqliteReadConnection(location);
+      const readRow = reads ? (id: string) => reads!.task(id) : undefined;
       fx = {
         backend,
         location,
         db,
-        tasks: new SqlTaskStore(db),
+        tasks: new SqlTaskStore(db, { readRow }),
         accounts,
         async seed(opts = {}) {
           const accountId = `acct_${randomUUID()}`;
@@ -78,6 +84,7 @@ export function defineStoreContract(backend: StoreBackend): void {
     });
 
     afterAll(async () => {
+      reads?.close();
       await fx?.db.destroy();
       await backend.cleanup();
     });

@@ -17,3 +17,5 @@ function sqliteBackend() {
 }
 
 defineStoreContract(sqliteBackend());
+// As the server composes it: every get() through the read-only connection must agree with the writer's commits.
+defineStoreContract({ ...sqliteBackend(), readConnection: true });
