@@ -32,3 +32,16 @@ export interface TaskRecord {
   finishedAt: number | null;
   expiresAt: number;
 }
+
+/**
+ * A task id: a UUIDv7 (RFC 9562) written as 32 hex digits, like the random UUIDs before it. Its first 48
+ * bits are the creation time in ms, so new rows land at the right edge of the id indexes (tasks and
+ * jobs) instead of on a random page each: on SQLite a batch of creates then dirties a few pages, not one
+ * per create per index, which halved the commit's cost (bench/results/http.md). 74 bits stay random;
+ * an id alone never grants access (every query checks the caller's account).
+ */
+export function newTaskId(now: number, randomHex32: string): string {
+  const time = Math.max(0, Math.floor(now)).toString(16).padStart(12, '0').slice(-12);
+  // Version 7 in place of the random UUID's version 4; its variant bits (position 16) are kept.
+  return `${time}7${randomHex32.slice(13, 32)}`;
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, concurrencyLimited } from '../domain/errors.js';
-import type { TaskKind, TaskRecord } from '../domain/task.js';
+import { newTaskId, type TaskKind, type TaskRecord } from '../domain/task.js';
 import type { BlobUrls } from '../ports/blob-store.js';
 import type { JobQueue } from '../ports/queue.js';
 import type { TaskStore } from '../ports/task-store.js';
@@ -59,7 +59,7 @@ export class TaskService {
       throw new AppError('INSUFFICIENT_CREDITS');
     }
     const now = this.now();
-    const id = randomUUID().replace(/-/g, '');
+    const id = newTaskId(now, randomUUID().replace(/-/g, ''));
     // The concurrency check is the store's: counting here and inserting after let racing creates overshoot.
     const created = await this.deps.tasks.createWithinLimit(
       {
