@@ -5,15 +5,8 @@ import { ConfigError, type Config } from '../config/config.js';
 import { isSeparationEngineChoice } from '../engines/separation/select.js';
 import { NEURAL_PRESETS } from '../engines/separation/onnx/presets.js';
 import type { TaskKind } from '../domain/task.js';
-import { SqlTaskStore, type SqlTaskStoreOptions } from '../adapters/sql/task-store.js';
-import { SqliteReadConnection } from '../adapters/sqlite/read-connection.js';
 import { SqlAccountStore } from '../adapters/sql/account-store.js';
-import { SqlJobQueue } from '../adapters/sql/queue.js';
-import { BullMqJobQueue } from '../adapters/bullmq/queue.js';
-import type { JobQueue } from '../ports/queue.js';
 import type { AccountStore } from '../ports/accounts.js';
-import type { Kysely } from 'kysely';
-import type { Database } from '../adapters/sql/schema.js';
 import { queuePolicy } from './queue-policy.js';
 import { LocalBlobStore } from '../adapters/local-blob-store.js';
 import { checkDisk } from '../adapters/disk-space.js';
@@ -60,7 +53,8 @@ import { SqlWebhookStore } from '../adapters/sql/webhook-store.js';
 import { GuardedWebhookSender } from '../adapters/http-webhook-sender.js';
 import { WebhookDispatcher } from '../services/webhooks.js';
 import { success } from '../http/envelope.js';
-import { openDatabase } from './database.js';
+import { openServerDatabase } from './database.js';
+import { taskStoreAndQueue } from './task-database.js';
 import { ProcessTempDirs } from './temp-dirs.js';
 import type { HttpDeps } from '../http/server.js';
 import type { HealthProbe } from '../http/routes/system.js';
@@ -70,28 +64,6 @@ export type Container = Awaited<ReturnType<typeof buildContainer>>;
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
-}
-
-/**
- * The queue: BullMQ on Redis when REDIS_URL is set (the job is added after the task row), else
- * the SQL queue in the task database (the job row is written in the task's own transaction).
- */
-function taskStoreAndQueue(
-  config: Config,
-  db: Kysely<Database>,
-  logger: Logger,
-  onCharged: SqlTaskStoreOptions['onCharged'],
-): { tasks: SqlTaskStore; queue: JobQueue; storeEnqueues: boolean; reads: SqliteReadConnection | null } {
-  // Embedded: polls read through a second, synchronous SQLite connection (see SqliteReadConnection).
-  const reads = config.DATABASE_URL ? null : new SqliteReadConnection(config.DB_PATH);
-  const readRow = reads ? (id: string) => reads.task(id) : undefined;
-  if (config.REDIS_URL) {
-    const tasks = new SqlTaskStore(db, { onCharged, readRow });
-    return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false, reads };
-  }
-  const readPosition = reads ? (taskId: string) => reads.jobPosition(taskId) : undefined;
-  const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger, readPosition });
-  return { tasks: new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged, readRow }), queue, storeEnqueues: true, reads };
 }
 
 /**
@@ -145,7 +117,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   if (config.PODCAST_MUSIC_FILE && !existsSync(config.PODCAST_MUSIC_FILE)) {
     throw new Error(`PODCAST_MUSIC_FILE does not exist: ${config.PODCAST_MUSIC_FILE}`);
   }
-  const db = await openDatabase(config, {
+  const { db, sqlite } = await openServerDatabase(config, {
     applicationName: `soundry-${config.ROLE}`,
     onIdleError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool opens a new one'),
   });
@@ -154,7 +126,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const keyCache = config.API_KEY_CACHE_MS > 0 ? new CachedAccountStore(new SqlAccountStore(db), { ttlMs: config.API_KEY_CACHE_MS }) : null;
   const accounts: AccountStore = keyCache ?? new SqlAccountStore(db);
   // A task this process's workers charged changes a balance the key cache holds: the next create must see it.
-  const { tasks, queue, storeEnqueues, reads } = taskStoreAndQueue(config, db, logger, keyCache ? () => keyCache.forget() : undefined);
+  const { tasks, queue, storeEnqueues, close: closeTaskDatabase } = taskStoreAndQueue(config, db, sqlite, logger, keyCache ? () => keyCache.forget() : undefined);
   const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
   const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
   const { blobs, urls, s3 } = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));
@@ -401,7 +373,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       await pool?.destroy();
       await queue.close();
       await limits.close();
-      reads?.close();
+      closeTaskDatabase();
       await db.destroy();
       s3?.destroy();
       await temp.release();

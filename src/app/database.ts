@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/config.js';
 import { openPostgres, type PostgresOptions } from '../adapters/postgres/database.js';
-import { openSqlite } from '../adapters/sqlite/database.js';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openSqlite, openSqliteHandles } from '../adapters/sqlite/database.js';
 import type { Database } from '../adapters/sql/schema.js';
 
 /**
@@ -13,4 +14,17 @@ export async function openDatabase(
   postgres: PostgresOptions = {},
 ): Promise<Kysely<Database>> {
   return config.DATABASE_URL ? openPostgres(config.DATABASE_URL, postgres) : openSqlite(config.DB_PATH);
+}
+
+/**
+ * The server's database, as openDatabase chooses it, plus on SQLite the connection under Kysely: the
+ * SQLite adapter's synchronous hot statements run on it (SqliteTaskCreates).
+ */
+export async function openServerDatabase(
+  config: Pick<Config, 'DATABASE_URL' | 'DB_PATH'>,
+  postgres: PostgresOptions = {},
+): Promise<{ db: Kysely<Database>; sqlite: BetterSqlite3.Database | null }> {
+  if (config.DATABASE_URL) return { db: await openPostgres(config.DATABASE_URL, postgres), sqlite: null };
+  const { db, raw } = await openSqliteHandles(config.DB_PATH);
+  return { db, sqlite: raw };
 }

@@ -11,6 +11,8 @@ import type { Database } from '../../src/adapters/sql/schema.js';
 import { SqlAccountStore } from '../../src/adapters/sql/account-store.js';
 import { SqlTaskStore } from '../../src/adapters/sql/task-store.js';
 import { SqliteReadConnection } from '../../src/adapters/sqlite/read-connection.js';
+import { SqliteTaskCreates } from '../../src/adapters/sqlite/task-creates.js';
+import { openSqliteHandles } from '../../src/adapters/sqlite/database.js';
 import type { NewTask } from '../../src/ports/task-store.js';
 import { hashApiKey } from '../../src/services/auth.js';
 import { taskStoreContract } from './contract/task-store.js';
@@ -25,8 +27,11 @@ export interface StoreBackend {
   open(location: string): Promise<Kysely<Database>>;
   /** Removes every database this backend made. */
   cleanup(): Promise<void>;
-  /** SQLite as the server composes it: get() reads through a second, read-only connection. */
-  readConnection?: boolean;
+  /**
+   * SQLite as the server composes it: get() reads through a second, read-only connection, and creates
+   * are written by SqliteTaskCreates (prepared statements on the connection under Kysely).
+   */
+  hotPaths?: boolean;
 }
 
 /** What each test gets: one migrated database per backend file, emptied before every test. */
@@ -43,7 +48,7 @@ export interface StoreFixture {
 }
 
 export function defineStoreContract(backend: StoreBackend): void {
-  describe(`SQL stores on ${backend.dialect}${backend.readConnection ? ', reads on a second connection' : ''}`, () => {
+  describe(`SQL stores on ${backend.dialect}${backend.hotPaths ? ', hot paths off Kysely' : ''}`, () => {
     let fx: StoreFixture | undefined;
     let reads: SqliteReadConnection | undefined;
     const use = (): StoreFixture => {
@@ -53,15 +58,17 @@ export function defineStoreContract(backend: StoreBackend): void {
 
     beforeAll(async () => {
       const location = await backend.createDatabase();
-      const db = await backend.open(location);
+      const handles = backend.hotPaths ? await openSqliteHandles(location) : null;
+      const db = handles ? handles.db : await backend.open(location);
       const accounts = new SqlAccountStore(db);
-      if (backend.readConnection) reads = new SqliteReadConnection(location);
+      if (handles) reads = new SqliteReadConnection(location);
       const readRow = reads ? (id: string) => reads!.task(id) : undefined;
+      const createBatch = handles ? new SqliteTaskCreates(db, handles.raw, null).writeBatch : undefined;
       fx = {
         backend,
         location,
         db,
-        tasks: new SqlTaskStore(db, { readRow }),
+        tasks: new SqlTaskStore(db, { readRow, createBatch }),
         accounts,
         async seed(opts = {}) {
           const accountId = `acct_${randomUUID()}`;

@@ -17,5 +17,5 @@ function sqliteBackend() {
 }
 
 defineStoreContract(sqliteBackend());
-// As the server composes it: every get() through the read-only connection must agree with the writer's commits.
-defineStoreContract({ ...sqliteBackend(), readConnection: true });
+// As the server composes it: gets through the read-only connection, creates as prepared statements; same contract.
+defineStoreContract({ ...sqliteBackend(), hotPaths: true });

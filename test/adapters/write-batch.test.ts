@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WriteBatcher } from '../../src/adapters/sql/write-batch.js';
+import { WriteBatcher, unitsInTransaction } from '../../src/adapters/sql/write-batch.js';
 import type { Database } from '../../src/adapters/sql/schema.js';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 
@@ -30,12 +30,12 @@ const committed = async (prefix: string) =>
 describe('WriteBatcher', () => {
   it('writes what arrives meanwhile in one transaction, each unit seeing the earlier ones', async () => {
     const seen: Array<{ before: number; committedElsewhere: number }> = [];
-    const batcher = new WriteBatcher(db, async (trx: Kysely<Database>, name: string) => {
+    const batcher = new WriteBatcher(unitsInTransaction(db, async (trx: Kysely<Database>, name: string) => {
       const before = Number((await sql<{ n: number }>`select count(*) as n from items where name like 'a%'`.execute(trx)).rows[0]!.n);
       seen.push({ before, committedElsewhere: await committed('a') });
       await sql`insert into items (name) values (${name})`.execute(trx);
       return before;
-    });
+    }));
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => batcher.run(`a${i}`)));
     expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     // The first unit went alone (nothing waits for a batch to fill); the nine that arrived meanwhile
@@ -45,10 +45,10 @@ describe('WriteBatcher', () => {
   });
 
   it('a failing unit fails alone: the rest of its batch is written once', async () => {
-    const batcher = new WriteBatcher(db, async (trx: Kysely<Database>, name: string) => {
+    const batcher = new WriteBatcher(unitsInTransaction(db, async (trx: Kysely<Database>, name: string) => {
       await sql`insert into items (name) values (${name})`.execute(trx);
       return name;
-    });
+    }));
     await batcher.run('b-taken');
     const outcomes = await Promise.allSettled(['b0', 'b1', 'b-taken', 'b2'].map((n) => batcher.run(n)));
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);

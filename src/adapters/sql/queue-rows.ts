@@ -1,4 +1,4 @@
-import { PostgresAdapter, type Kysely } from 'kysely';
+import { PostgresAdapter, type Insertable, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { JobPayload } from '../../ports/queue.js';
 import type { TaskKind } from '../../domain/task.js';
@@ -17,10 +17,15 @@ export interface ClaimedRow extends JobPayload {
  */
 
 /** Writes a job row; a second enqueue of the same task changes nothing (task_id is unique). */
+/** A new job's row: queued, due now. */
+export function jobRow(job: JobPayload, now: number): Insertable<Database['jobs']> {
+  return { task_id: job.taskId, kind: job.kind, state: 'queued', attempts: 0, worker_id: null, lease_until: 0, available_at: now, created_at: now };
+}
+
 export async function insertJob(db: Kysely<Database>, job: JobPayload, now: number): Promise<void> {
   await db
     .insertInto('jobs')
-    .values({ task_id: job.taskId, kind: job.kind, state: 'queued', attempts: 0, worker_id: null, lease_until: 0, available_at: now, created_at: now })
+    .values(jobRow(job, now))
     .onConflict((oc) => oc.column('task_id').doNothing())
     .execute();
 }

@@ -1,7 +1,7 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './schema.js';
 import { dialectOf, lockScope, writeTransaction } from './dialect.js';
-import { WriteBatcher } from './write-batch.js';
+import { WriteBatcher, unitsInTransaction } from './write-batch.js';
 import type { CreateWithinLimitResult, KeyUsage, NewTask, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
 import type { TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
 import { amountToCharge } from '../../domain/pricing.js';
@@ -9,7 +9,7 @@ import type { JobPayload } from '../../ports/queue.js';
 
 export type TaskRow = Selectable<Database['tasks']>;
 
-function toRecord(row: TaskRow): TaskRecord {
+export function toRecord(row: TaskRow): TaskRecord {
   return {
     id: row.id,
     kind: row.kind as TaskKind,
@@ -43,9 +43,14 @@ export interface SqlTaskStoreOptions {
    * every poll calls; unset: get() reads through Kysely.
    */
   readRow?: (id: string) => TaskRow | undefined;
+  /**
+   * SQLite: writes a batch of creates (count, then insert, each in order) in one transaction and
+   * returns their outcomes in order (SqliteTaskCreates); unset: the same steps through Kysely.
+   */
+  createBatch?: (items: Array<{ task: NewTask; limit: number }>) => Promise<CreateWithinLimitResult[]>;
 }
 
-function newRow(task: NewTask): TaskRow {
+export function newRow(task: NewTask): TaskRow {
   return {
     id: task.id,
     kind: task.kind,
@@ -66,13 +71,18 @@ function newRow(task: NewTask): TaskRow {
   };
 }
 
+/** The delivery row of a task's callback_url, written in the task's own transaction. */
+export function webhookRow(taskId: string, url: string, createdAt: number): Insertable<Database['webhooks']> {
+  return { task_id: taskId, url, state: 'pending', attempts: 0, next_at: 0, last_error: null, created_at: createdAt, updated_at: createdAt };
+}
+
 /**
  * Unfinished tasks of a key, counted up to `atMost`: the caller only asks "is it reached?", and a backlog stays O(limit).
  * Counted over `select 1`, not the ids: the (api_key_id, state) index then answers alone, without a read
  * of each task's row (measured on SQLite: 2-3x cheaper, and it runs in every create).
  */
-async function countUnfinished(db: Kysely<Database>, apiKeyId: string, atMost: number): Promise<number> {
-  const row = await db
+export function unfinishedCountQuery(db: Kysely<Database>, apiKeyId: string, atMost: number) {
+  return db
     .selectFrom((eb) =>
       eb
         .selectFrom('tasks')
@@ -82,9 +92,11 @@ async function countUnfinished(db: Kysely<Database>, apiKeyId: string, atMost: n
         .limit(atMost)
         .as('unfinished'),
     )
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+    .select((eb) => eb.fn.countAll<number | string>().as('n'));
+}
+
+async function countUnfinished(db: Kysely<Database>, apiKeyId: string, atMost: number): Promise<number> {
+  return Number((await unfinishedCountQuery(db, apiKeyId, atMost).executeTakeFirstOrThrow()).n);
 }
 
 /** Task store over Kysely; works on SQLite and Postgres alike. */
@@ -92,14 +104,16 @@ export class SqlTaskStore implements TaskStore {
   /** Row locks (FOR UPDATE) exist on Postgres only; SQLite's write transaction already excludes other writers. */
   private readonly rowLocks: boolean;
   /** SQLite: creates share commits (WriteBatcher); Postgres commits each in its own transaction, locked per key. */
-  private readonly creates: WriteBatcher<Database, { task: NewTask; limit: number }, CreateWithinLimitResult> | null;
+  private readonly creates: WriteBatcher<{ task: NewTask; limit: number }, CreateWithinLimitResult> | null;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly opts: SqlTaskStoreOptions = {},
   ) {
     this.rowLocks = dialectOf(db) === 'postgres';
-    this.creates = this.rowLocks ? null : new WriteBatcher(db, (trx, { task, limit }) => this.createLocked(trx, task, limit));
+    this.creates = this.rowLocks
+      ? null
+      : new WriteBatcher(opts.createBatch ?? unitsInTransaction(db, (trx, { task, limit }: { task: NewTask; limit: number }) => this.createLocked(trx, task, limit)));
   }
 
   /** The task row and, when the queue lives in this database, its job: inside the caller's transaction. */
@@ -107,10 +121,7 @@ export class SqlTaskStore implements TaskStore {
     const row = newRow(task);
     await trx.insertInto('tasks').values(row).execute();
     if (task.callbackUrl) {
-      await trx
-        .insertInto('webhooks')
-        .values({ task_id: task.id, url: task.callbackUrl, state: 'pending', attempts: 0, next_at: 0, last_error: null, created_at: task.createdAt, updated_at: task.createdAt })
-        .execute();
+      await trx.insertInto('webhooks').values(webhookRow(task.id, task.callbackUrl, task.createdAt)).execute();
     }
     await this.opts.alsoEnqueue?.(trx, { taskId: task.id, kind: task.kind });
     return row;

@@ -20,13 +20,13 @@ interface Pending<I, R> {
  * All or nothing per batch: when a unit throws, the batch is rolled back and each of its units is run
  * again in its own transaction, so one failure never fails or half-writes the others.
  */
-export class WriteBatcher<DB, I, R> {
+export class WriteBatcher<I, R> {
   private readonly pending: Array<Pending<I, R>> = [];
   private writing = false;
 
+  /** `writeAll`: one transaction holding every unit, results in order; it throws if any unit does (nothing then stays written). */
   constructor(
-    private readonly db: Kysely<DB>,
-    private readonly work: (trx: Kysely<DB>, item: I) => Promise<R>,
+    private readonly writeAll: (items: I[]) => Promise<R[]>,
     private readonly maxBatch = 100,
   ) {}
 
@@ -50,11 +50,7 @@ export class WriteBatcher<DB, I, R> {
     if (batch.length > 1) {
       let results: R[] | null = null;
       try {
-        results = await writeTransaction(this.db, async (trx) => {
-          const out: R[] = [];
-          for (const p of batch) out.push(await this.work(trx, p.item));
-          return out;
-        });
+        results = await this.writeAll(batch.map((p) => p.item));
       } catch {
         // Retried one by one below: each unit then gets its own result or its own error.
       }
@@ -66,10 +62,20 @@ export class WriteBatcher<DB, I, R> {
     }
     for (const p of batch) {
       try {
-        p.resolve(await writeTransaction(this.db, (trx) => this.work(trx, p.item)));
+        p.resolve((await this.writeAll([p.item]))[0]!);
       } catch (err) {
         p.reject(err);
       }
     }
   }
+}
+
+/** writeAll for WriteBatcher from one unit's work over Kysely: the units run in order in one write transaction. */
+export function unitsInTransaction<DB, I, R>(db: Kysely<DB>, work: (trx: Kysely<DB>, item: I) => Promise<R>): (items: I[]) => Promise<R[]> {
+  return (items) =>
+    writeTransaction(db, async (trx) => {
+      const out: R[] = [];
+      for (const item of items) out.push(await work(trx, item));
+      return out;
+    });
 }

@@ -42,6 +42,14 @@ export function creationMarkerPath(path: string): string {
  * `PRAGMA quick_check` or is not a database at all.
  */
 export async function openSqlite(path: string, opts: SqliteOptions = {}): Promise<Kysely<Database>> {
+  return (await openSqliteHandles(path, opts)).db;
+}
+
+/**
+ * openSqlite, also handing out the connection under Kysely: the adapter's synchronous hot statements
+ * (SqliteTaskCreates) run on it while they hold Kysely's connection, so nothing interleaves.
+ */
+export async function openSqliteHandles(path: string, opts: SqliteOptions = {}): Promise<{ db: Kysely<Database>; raw: BetterSqlite3.Database }> {
   mkdirSync(dirname(path), { recursive: true });
   // Marker first, then the file: the marker is written after the file is made, so a concurrent first
   // start can never be seen as "marker without file".
@@ -92,7 +100,7 @@ export async function openSqlite(path: string, opts: SqliteOptions = {}): Promis
     await db.destroy();
     throw err;
   }
-  return db;
+  return { db, raw: sqlite };
 }
 
 function markerNote(marker: string): string {

@@ -1,0 +1,101 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Compilable, Kysely } from 'kysely';
+import type { Database } from '../sql/schema.js';
+import { newRow, toRecord, unfinishedCountQuery, webhookRow } from '../sql/task-store.js';
+import { jobRow } from '../sql/queue-rows.js';
+import type { CreateWithinLimitResult, NewTask } from '../../ports/task-store.js';
+
+/** Marks a parameter filled at run time when a statement is compiled once (see Prepared). */
+const SLOT = '\u0000slot:';
+
+/**
+ * A placeholder for `name` in a query compiled once. Kysely never inspects bound values, so a marker
+ * string may stand where the column's type says number; Prepared swaps in the real value per run.
+ */
+function slot<T>(name: string): T {
+  return `${SLOT}${name}` as T;
+}
+
+/** Every column of a row as a slot of the same name. */
+function slots<R extends object>(sample: R): R {
+  return Object.fromEntries(Object.keys(sample).map((k) => [k, slot(k)])) as R;
+}
+
+/**
+ * SQL written by Kysely from the typed schema, once, and run by better-sqlite3 as a prepared statement
+ * with the slots bound from a plain object: the same statement the Kysely path runs, without building,
+ * compiling and awaiting it each time.
+ */
+class Prepared {
+  private readonly stmt: BetterSqlite3.Statement;
+  private readonly fixed: readonly unknown[];
+  private readonly names: ReadonlyArray<string | null>;
+
+  constructor(raw: BetterSqlite3.Database, query: Compilable) {
+    const compiled = query.compile();
+    this.stmt = raw.prepare(compiled.sql);
+    this.fixed = compiled.parameters;
+    this.names = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith(SLOT) ? p.slice(SLOT.length) : null));
+  }
+
+  private bind(values: Record<string, unknown>): unknown[] {
+    return this.names.map((name, i) => (name === null ? this.fixed[i] : values[name]));
+  }
+
+  get<T>(values: Record<string, unknown>): T | undefined {
+    return this.stmt.get(this.bind(values)) as T | undefined;
+  }
+
+  run(values: Record<string, unknown>): void {
+    this.stmt.run(this.bind(values));
+  }
+}
+
+/**
+ * Task creates on the embedded database, a batch at a time (SqlTaskStore's createBatch): count the
+ * key's unfinished tasks, insert the task (its webhook, its job), each create in arrival order, all in
+ * one BEGIN IMMEDIATE transaction run synchronously on Kysely's own connection while holding it, so no
+ * other statement can interleave. Through Kysely the same batch cost about 2.5x the CPU (each statement
+ * built, compiled and awaited through the connection mutex; bench/results/http.md). A failing create
+ * throws and rolls the whole batch back; the WriteBatcher then writes each create alone.
+ */
+export class SqliteTaskCreates {
+  private readonly count: Prepared;
+  private readonly insertTask: Prepared;
+  private readonly insertWebhook: Prepared;
+  private readonly insertJob: Prepared | null;
+  private readonly transaction: (items: Array<{ task: NewTask; limit: number }>) => CreateWithinLimitResult[];
+
+  /**
+   * `jobClock`: set when the SQL queue lives in this database, so each task's job row goes in with it,
+   * due at the queue's now (SqlJobQueue's clock, as its enqueueWithin would write it).
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    raw: BetterSqlite3.Database,
+    private readonly jobClock: (() => number) | null,
+  ) {
+    const sample: NewTask = { id: '', kind: 'tts', accountId: '', apiKeyId: '', params: {}, createdAt: 0, expiresAt: 0 };
+    this.count = new Prepared(raw, unfinishedCountQuery(db, slot('apiKeyId'), slot('limit')));
+    this.insertTask = new Prepared(raw, db.insertInto('tasks').values(slots(newRow(sample))));
+    this.insertWebhook = new Prepared(raw, db.insertInto('webhooks').values(slots(webhookRow('', '', 0))));
+    this.insertJob = jobClock
+      ? new Prepared(raw, db.insertInto('jobs').values(slots(jobRow({ taskId: '', kind: 'tts' }, 0))).onConflict((oc) => oc.column('task_id').doNothing()))
+      : null;
+    this.transaction = raw.transaction((items: Array<{ task: NewTask; limit: number }>) => items.map((item) => this.createOne(item.task, item.limit))).immediate;
+  }
+
+  /** The outcomes in the order of `items`; throws (nothing written) if any create fails. */
+  writeBatch = (items: Array<{ task: NewTask; limit: number }>): Promise<CreateWithinLimitResult[]> =>
+    this.db.connection().execute(async () => this.transaction(items));
+
+  private createOne(task: NewTask, limit: number): CreateWithinLimitResult {
+    const counted = this.count.get<{ n: number }>({ apiKeyId: task.apiKeyId, limit });
+    if (Number(counted?.n ?? 0) >= limit) return { created: false, reason: 'unfinished_limit' };
+    const row = newRow(task);
+    this.insertTask.run(row);
+    if (task.callbackUrl) this.insertWebhook.run(webhookRow(task.id, task.callbackUrl, task.createdAt));
+    if (this.insertJob && this.jobClock) this.insertJob.run(jobRow({ taskId: task.id, kind: task.kind }, this.jobClock()));
+    return { created: true, task: toRecord(row) };
+  }
+}
