@@ -5,9 +5,10 @@ import { demucsTriangle, OverlapAddStream, type ChunkPlan, type ChunkRequest, ty
 import { inputByRank, ort, outputByRank } from './session.js';
 
 /**
- * HTDemucs / HTDemucs-6s exported with the STFT outside the graph (sevagh/demucs.onnx layout): inputs the segment's
- * waveform [1, 2, 343980] and its spectrogram as complex-as-channels [1, 4, 2048, 336]; outputs a frequency branch
- * [1, S, 4, 2048, 336] (iSTFT'd here) and a time branch [1, S, 2, 343980], summed per source.
+ * HTDemucs / HTDemucs-6s exported with the STFT outside the graph: inputs the segment's waveform [1, 2, 343980] and
+ * its spectrogram as complex-as-channels ([1, 4, 2048, 336] sevagh/demucs.onnx, [1, 2, 2, 2048, 336] openkara
+ * spectral-core: same memory order); outputs a frequency branch ([1, S, 4, 2048, 336] / [1, S, 2, 2, 2048, 336],
+ * iSTFT'd here) and a time branch [1, S, 2, 343980], summed per source.
  * The segment loop is demucs `apply_model(split=True, overlap=0.25, transition_power=1)`: segments every
  * 0.75 * segment, each short one padded symmetrically with its real neighbours, weighted by a triangle and divided
  * by the summed weights. `shifts`: demucs draws one random offset in [0, 0.5 s); here it is fixed (`shiftSamples`)
@@ -81,6 +82,8 @@ export class DemucsStage {
   private readonly stream: OverlapAddStream;
   private readonly waveName: string;
   private readonly specName: string;
+  private readonly specDims: (bins: number, frames: number) => number[];
+  private readonly freqRank: number;
 
   constructor(
     private readonly session: ort.InferenceSession,
@@ -89,8 +92,11 @@ export class DemucsStage {
     opts: DemucsOptions = {},
   ) {
     if (fft.size !== preset.nFft) throw new Error(`HTDemucs: FFT size ${fft.size} != n_fft ${preset.nFft}`);
-    this.waveName = inputByRank(session, 3, 0);
-    this.specName = inputByRank(session, 4, 1);
+    const core = preset.layout === 'spectral-core';
+    this.waveName = inputByRank(session, 3, core ? 1 : 0);
+    this.specName = inputByRank(session, core ? 5 : 4, core ? 0 : 1);
+    this.specDims = (bins, frames) => (core ? [1, 2, 2, bins, frames] : [1, 4, bins, frames]);
+    this.freqRank = core ? 6 : 5;
     this.stems = preset.sources;
     this.stream = new OverlapAddStream(demucsPlan(preset, opts), this.stems, (req) => this.runChunk(req));
   }
@@ -125,9 +131,9 @@ export class DemucsStage {
     wave.set(x[1], L);
     const result = await this.session.run({
       [this.waveName]: new ort.Tensor('float32', wave, [1, 2, L]),
-      [this.specName]: new ort.Tensor('float32', specData, [1, 4, F, T]),
+      [this.specName]: new ort.Tensor('float32', specData, this.specDims(F, T)),
     });
-    const freq = outputByRank(result, 5).data as Float32Array;
+    const freq = outputByRank(result, this.freqRank).data as Float32Array;
     const time = outputByRank(result, 4).data as Float32Array;
     const out: Record<string, Stereo> = {};
     const off = Math.floor(delta / 2); // center_trim
