@@ -8,7 +8,7 @@ import { NeuralSeparationEngine } from '../../../src/engines/separation/neural.j
 import { NEURAL_PRESETS, findPreset, presetPath, type DemucsPreset, type MdxPreset } from '../../../src/engines/separation/onnx/presets.js';
 import { SelectingSeparationEngine } from '../../../src/engines/separation/select.js';
 import { presetCatalog } from '../../fixtures/pinned-catalog.js';
-import { buildTinyDemucsModel, buildTinyMdxModel, buildTinySpectralCoreDemucsModel, writeModel } from '../../fixtures/separation-models.js';
+import { buildTinyDemucsModel, buildTinyMdxModel, buildTinySpectralCoreDemucsModel, buildTinyWaveformDemucsModel, writeModel } from '../../fixtures/separation-models.js';
 import { MODEL_CATALOG } from '../../../src/models/catalog.js';
 
 let dir: string;
@@ -238,6 +238,31 @@ describe('HTDemucs from the openkara-models release (spectral-core layout)', () 
       await rm(d, { recursive: true, force: true });
     }
   });
+});
+
+describe('a site-pinned 6-stem export with the STFT inside the graph', () => {
+  it('serves 320, 380 and 390 under the htdemucs_6s name: the stage reads the layout from the graph', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'soundry-onnx-6s-wave-'));
+    try {
+      // drums, bass, other, vocals, guitar, piano
+      await writeModel(presetPath(d, demucs6), buildTinyWaveformDemucsModel({ segment: 343980, gain: [0.1, 0.1, 0, 0.2, 0.3, 0.25] }));
+      const engine = new NeuralSeparationEngine({ modelsDir: d, catalog: presetCatalog(d), threads: 1 });
+      for (const t of [320, 380, 390]) expect(engine.route(t)?.label, String(t)).toBe('onnx-htdemucs:htdemucs_6s');
+      const mix = tones(44100, 9);
+      const sink = collectingSink();
+      const run = await engine.separate(sourceFromAudio(mix, 30000), 320, ctx(), sink);
+      expect(run.engine).toBe('onnx-htdemucs:htdemucs_6s');
+      const out = sink.result();
+      const n = mix.channels[0]!.length;
+      for (const [name, g] of [['guitar', 0.3], ['piano', 0.25], ['vocals', 0.2]] as const) {
+        expect(maxErr(out[name]!.channels[1]!, mix.channels[1]!.map((x) => g * x)), name).toBeLessThan(1e-4);
+      }
+      for (let c = 0; c < 2; c++) expect(maxErr(sumOf(out, c, n), mix.channels[c]!)).toBeLessThan(1e-6);
+      await engine.dispose();
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
 
 describe('installed means verified', () => {

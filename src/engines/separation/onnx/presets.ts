@@ -28,18 +28,22 @@ export interface MdxPreset {
 }
 
 /**
- * HTDemucs exported with STFT/iSTFT outside the graph. Two tensor layouts of the same memory order exist:
+ * HTDemucs ONNX exports come in three tensor layouts; the stage reads which one from the graph's input ranks
+ * (`layout` is only the fallback for a graph that declares none):
  * - `sevagh` (sevagh/demucs.onnx): waveform [1, 2, L] + spectrogram [1, 4, F, T] -> [1, S, 4, F, T] + [1, S, 2, L];
  * - `spectral-core` (openkara-models contract v1): `spectral` [1, 2, 2, F, T] + `mix` [1, 2, L] ->
- *   `spectral_out` [1, S, 2, 2, F, T] + `time_out` [1, S, 2, L]. Channel-major (L.re, L.im, R.re, R.im) in both, so
- *   only the declared dims differ (docs/spectral-core-contract.md of thedavidweng/openkara-models).
+ *   `spectral_out` [1, S, 2, 2, F, T] + `time_out` [1, S, 2, L]. Channel-major (L.re, L.im, R.re, R.im) as sevagh's,
+ *   so only the declared dims differ (docs/spectral-core-contract.md of thedavidweng/openkara-models);
+ * - `waveform` (STFT and iSTFT inside the graph, e.g. StemSplit's exports): [1, 2, L] -> stems [1, S, 2, L].
  */
+export type DemucsLayout = 'sevagh' | 'spectral-core' | 'waveform';
+
 export interface DemucsPreset {
   family: 'htdemucs';
   name: string;
   file: string;
-  /** Absent: `sevagh`. */
-  layout?: 'sevagh' | 'spectral-core';
+  /** The layout of the catalogued export (absent: `sevagh`); the installed graph's inputs have the last word. */
+  layout?: DemucsLayout;
   /** Source order of the model's output axis 1. */
   sources: readonly string[];
   /** Training segment in samples (7.8 s at 44.1 kHz = 343980); the ONNX input length is fixed to it. */
