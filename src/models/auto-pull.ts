@@ -1,8 +1,8 @@
 /**
  * MODELS_AUTO_PULL for a task that needs a model on first use (transcription today): download with the task's
  * progress, verify (pullModel checks size and checksum while streaming), give up on a stalled network, and remember a
- * failure for a while so that a site without network does not make every task wait on the same download. The
- * separation engine keeps its own copy of this loop (src/engines/separation/select.ts), written before this one.
+ * failure for a while so that a site without network does not make every task wait on the same download. It is the
+ * one provisioning path of every kind that pulls on first use (separation, enhancement, transcription).
  */
 import type { ModelEntry } from './catalog.js';
 import { pullModel } from './download.js';
@@ -17,6 +17,8 @@ export interface AutoPullOptions {
   onProgress(fraction: number): void;
   /** No bytes for this long gives the download up (default 30 s). */
   stallMs?: number;
+  /** Tests only: a fetch that serves the catalog without a network. */
+  fetchImpl?: typeof fetch;
 }
 
 /** After a failed download the same model is not tried again for this long. */
@@ -46,6 +48,7 @@ export class AutoPuller {
           modelsDir: opts.modelsDir,
           signal: AbortSignal.any([opts.signal, stalled.signal]),
           ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
+          ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}),
           onProgress: (p) => {
             clearTimeout(timer);
             timer = stall();

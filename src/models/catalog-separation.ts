@@ -8,13 +8,21 @@
  * - UVR-MDX-NET-Inst_HQ_3, UVR-MDX-NET-Voc_FT, UVR_MDXNET_KARA_2: size and sha256 from the Git LFS pointers of the
  *   same release files mirrored on Hugging Face (the method that reproduces the Kim_Vocal_2 value above); the URL is
  *   UVR's own release.
- * HTDemucs / HTDemucs-6s ONNX exports (sevagh/demucs.onnx layout) have no official release with a checksum, so they
- * are not here: an operator who has one lists it with its sha256 in MODELS_CATALOG_FILE (see docs/models.md), and
- * only then is it used.
+ * - htdemucs-openkara, htdemucs_ft-openkara: HTDemucs / HTDemucs-ft (Meta's MIT weights) exported by
+ *   thedavidweng/openkara-models (MIT) with the STFT outside the graph ("spectral-core" contract v1). URL, exact size
+ *   and sha256 are the publisher's own: catalog/releases/2026-08-07-002.json of that repository (the release its
+ *   catalog/channels/stable.json names, generation 12, read at commit 205c540), artifacts htdemucs.spectral.fp32.onnx
+ *   (tag model-spectral-v1.0.0) and htdemucs_ft.spectral.fp32.onnx (tag model-ft-spectral-v1.0.0); the release
+ *   also carries a .sha256 file per model.
+ * Not here, for want of a published full-file checksum for a layout the engines run (docs/models.md lists what was
+ * searched): the kuielab MDX-Net 4-stem set, an HTDemucs-6s export (sevagh layout), RoFormer ONNX exports. An
+ * operator who has one lists it with its sha256 in MODELS_CATALOG_FILE (see docs/models.md), and only then is it used.
  */
 import type { OtherModelEntry } from './catalog.js';
 
 const UVR_RELEASE = 'https://github.com/TRvlvr/model_repo/releases/download/all_public_uvr_models';
+const OPENKARA_RELEASE = 'https://github.com/thedavidweng/openkara-models/releases/download';
+const DEMUCS_LICENSE = 'HTDemucs weights by Meta (facebookresearch/demucs, MIT); ONNX export by openkara-models (MIT)';
 
 export const SEPARATION_MODELS: readonly OtherModelEntry[] = [
   {
@@ -35,6 +43,36 @@ export const SEPARATION_MODELS: readonly OtherModelEntry[] = [
   mdxEntry('UVR-MDX-NET-Voc_FT', 'MDX-Net vocal model (UVR, fine-tuned); 44.1 kHz stereo; serves model_type 350', 'vocals', [350, 490], 66762490, '534b2070fcc7df514b13ef660dc8cbb328679c2374d04354a5c42bb14ecce111'),
   mdxEntry('UVR-MDX-NET-Inst_HQ_3', 'MDX-Net instrumental model (UVR); vocals = mixture - instrumental; serves model_type 350', 'instrumental', [350, 490], 66759214, '317554b07fe1ea5279a77f2b1520a41ea4b93432560c4ffd08792c30fddf9adc'),
   mdxEntry('UVR_MDXNET_KARA_2', 'MDX-Net karaoke model (UVR): keeps backing vocals apart from the lead; serves model_type 490 after a vocal model', 'instrumental', [490], 52786726, 'bf32e15105a09c0f7dddd2b67346146334d6f3ecb399ed7638eba2ab07cbf5f4'),
+  {
+    name: 'htdemucs-openkara',
+    kind: 'separation',
+    description: 'HTDemucs 4-stem (drums, bass, other, vocals; 9.00 dB mean SDR on MUSDB HQ per the demucs README); 44.1 kHz stereo; serves model_type 501, 340 and 360',
+    license: DEMUCS_LICENSE,
+    meta: { engine: 'onnx-htdemucs', layout: 'spectral-core', sampleRate: 44100, stems: ['drums', 'bass', 'other', 'vocals'], modelTypes: [501, 340, 360] },
+    files: [
+      {
+        path: 'htdemucs.spectral.onnx',
+        url: `${OPENKARA_RELEASE}/model-spectral-v1.0.0/htdemucs.spectral.onnx`,
+        sizeBytes: 209469333,
+        sha256: 'c3395410b1319976683bc874d97461655a9ea6089bbb0f3bd163d3829db13d02',
+      },
+    ],
+  },
+  {
+    name: 'htdemucs_ft-openkara',
+    kind: 'separation',
+    description: 'HTDemucs fine-tuned bag (4 networks in one graph; 4x the run time of htdemucs); 44.1 kHz stereo; serves model_type 501, 340 and 360 when installed (never pulled automatically)',
+    license: DEMUCS_LICENSE,
+    meta: { engine: 'onnx-htdemucs', layout: 'spectral-core', sampleRate: 44100, stems: ['drums', 'bass', 'other', 'vocals'], modelTypes: [501, 340, 360] },
+    files: [
+      {
+        path: 'htdemucs_ft.spectral.onnx',
+        url: `${OPENKARA_RELEASE}/model-ft-spectral-v1.0.0/htdemucs_ft.spectral.onnx`,
+        sizeBytes: 839009018,
+        sha256: 'af604e3cceb04f1537547bb2edde16fed7cb065d2c8659a0b348bdd9ac16c3a4',
+      },
+    ],
+  },
 ];
 
 function mdxEntry(name: string, description: string, stem: string, modelTypes: number[], sizeBytes: number, sha256: string): OtherModelEntry {

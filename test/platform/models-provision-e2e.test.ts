@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveMediaTools } from '../../src/media/ffmpeg.js';
-import { findPreset, presetPath, type MdxPreset } from '../../src/engines/separation/onnx/presets.js';
+import { findPreset, presetPath, type DemucsPreset, type MdxPreset } from '../../src/engines/separation/onnx/presets.js';
 import { findModel, piperModels, type ModelEntry } from '../../src/models/catalog.js';
 import { modelDir } from '../../src/models/download.js';
 import { writeTinyPiperVoice } from '../fixtures/onnx-builder.js';
 import { pinToBytes, pinToFiles, writeCatalogFile } from '../fixtures/pinned-catalog.js';
-import { buildTinyMdxModel } from '../fixtures/separation-models.js';
+import { buildTinyMdxModel, buildTinySpectralCoreDemucsModel } from '../fixtures/separation-models.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -25,11 +25,14 @@ const API = '/audio/api/v1/api-keys';
 const tools = resolveMediaTools({ preferSystem: true });
 const kim = findPreset('Kim_Vocal_2') as MdxPreset;
 const kara = findPreset('UVR_MDXNET_KARA_2') as MdxPreset;
+const demucs = findPreset('htdemucs-openkara') as DemucsPreset;
 const lessac = piperModels().find((m) => m.piper.voices.some((v) => v.apiId === 5001))!;
 const ryan = piperModels().find((m) => m.piper.voices.some((v) => v.apiId === 5002))!;
 
 const KIM_BYTES = buildTinyMdxModel(kim.dimF, kim.dimT, 0.5);
 const KARA_BYTES = buildTinyMdxModel(kara.dimF, kara.dimT, 0.25);
+// The openkara spectral-core signature; drums from the time branch, vocals from the frequency branch.
+const DEMUCS_BYTES = buildTinySpectralCoreDemucsModel({ segment: 343980, bins: 2048, frames: 336, timeGain: [0.5, 0, 0, 0], freqGain: [0, 0, 0, 0.25] });
 const LFS_POINTER = `version https://git-lfs.github.com/spec/v1\noid sha256:${'0'.repeat(64)}\nsize 63201294\n`;
 
 let app: TestApp;
@@ -54,6 +57,9 @@ beforeAll(async () => {
       }
       return void res.end();
     }
+    if (req.url === `/htdemucs-openkara/${demucs.file}`) {
+      return void res.writeHead(200, { 'content-length': DEMUCS_BYTES.length }).end(DEMUCS_BYTES);
+    }
     if (req.url === `/UVR_MDXNET_KARA_2/${kara.file}`) {
       const wrong = Buffer.from(KARA_BYTES).fill(1, 20, 40);
       return void res.writeHead(200, { 'content-length': wrong.length }).end(wrong);
@@ -73,6 +79,7 @@ beforeAll(async () => {
     pinToFiles(ryan, modelsDir),
     pinToBytes(findModel('Kim_Vocal_2')!, { [kim.file]: KIM_BYTES }),
     pinToBytes(findModel('UVR_MDXNET_KARA_2')!, { [kara.file]: KARA_BYTES }),
+    pinToBytes(findModel('htdemucs-openkara')!, { [demucs.file]: DEMUCS_BYTES }),
   ];
   const catalogFile = await writeCatalogFile(join(modelsDir, 'site-catalog.json'), site);
   app = await startTestApp({ WORKER_THREADS: '1', MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: base });
@@ -146,6 +153,21 @@ describe('auto-pull from the mirror', () => {
     const hits = mirrorHits.length;
     const again = await separate(350);
     expect(again.data.engine).toBe('onnx-mdx:Kim_Vocal_2');
+    expect(mirrorHits.length).toBe(hits);
+  }, 240_000);
+
+  it('501 on a server with no model: pulls the catalogued 4-stem HTDemucs, runs it, and 340 then uses it too', async () => {
+    expect(existsSync(presetPath(modelsDir, demucs))).toBe(false);
+    const done = await separate(501);
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.engine).toBe('onnx-htdemucs:htdemucs-openkara');
+    expect(done.data.engine_note).toBeUndefined();
+    expect(mirrorHits).toContain(`/htdemucs-openkara/${demucs.file}`);
+    expect(await readFile(presetPath(modelsDir, demucs))).toEqual(DEMUCS_BYTES);
+    const hits = mirrorHits.length;
+    const drums = await separate(340);
+    expect(drums.data.status, JSON.stringify(drums)).toBe('success');
+    expect(drums.data.engine).toBe('onnx-htdemucs:htdemucs-openkara');
     expect(mirrorHits.length).toBe(hits);
   }, 240_000);
 

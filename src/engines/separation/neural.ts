@@ -70,7 +70,9 @@ export class NeuralSeparationEngine implements SeparationEngine {
   pullPlan(modelType: number): ModelEntry[] {
     const presets = this.opts.presets ?? NEURAL_PRESETS;
     const catalogued = presets.filter((p) => presetEntry(p, this.opts.catalog) !== undefined);
-    const route = routeFor(modelType, catalogued, (t) => STEMS_BY_MODEL_TYPE[t] ?? []);
+    const stems = (t: number) => STEMS_BY_MODEL_TYPE[t] ?? [];
+    // Models marked autoPull: false are downloaded only when nothing else serves the type (a forced choice).
+    const route = routeFor(modelType, catalogued.filter((p) => p.family !== 'htdemucs' || p.autoPull !== false), stems) ?? routeFor(modelType, catalogued, stems);
     if (!route) return [];
     const installed = new Set(installedPresets(this.opts.modelsDir, route.presets, this.opts.catalog, this.verified));
     return route.presets.filter((p) => !installed.has(p)).map((p) => presetEntry(p, this.opts.catalog)!);

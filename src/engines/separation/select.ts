@@ -2,8 +2,7 @@ import type { EngineContext } from '../../ports/engines.js';
 import { BuiltinSeparationEngine, type BuiltinOptions } from './builtin.js';
 import { isModelType, type AudioSource, type SeparationEngine, type SeparationRun, type StemSink } from './engine.js';
 import { ModelLoadError, NeuralSeparationEngine, type NeuralEngineOptions } from './neural.js';
-import { pullModel } from '../../models/download.js';
-import { DownloadBusyError } from '../../models/download-lock.js';
+import { AutoPuller } from '../../models/auto-pull.js';
 import type { ModelEntry } from '../../models/catalog.js';
 import { findPreset, NEURAL_PRESETS } from './onnx/presets.js';
 
@@ -31,8 +30,6 @@ export interface SelectingOptions extends Omit<NeuralEngineOptions, 'presets'> {
   stallMs?: number;
 }
 
-/** After a failed download, tasks do not try the same model again for this long (each would wait on it). */
-const RETRY_PULL_AFTER_MS = 10 * 60_000;
 /** Share of a task's progress the download takes when one happens. */
 const PULL_SHARE = 0.3;
 
@@ -40,8 +37,8 @@ export class SelectingSeparationEngine implements SeparationEngine {
   readonly id = 'auto';
   private readonly builtin: BuiltinSeparationEngine;
   private readonly neural: NeuralSeparationEngine | null;
-  /** Per engine instance: the last failed download per model, so a broken mirror does not stall every task. */
-  private readonly failedPulls = new Map<string, { at: number; reason: string }>();
+  /** Per engine instance: remembers failed downloads, so a broken mirror does not stall every task. */
+  private readonly puller = new AutoPuller();
 
   constructor(private readonly opts: SelectingOptions) {
     this.builtin = new BuiltinSeparationEngine(opts.builtin);
@@ -89,50 +86,17 @@ export class SelectingSeparationEngine implements SeparationEngine {
     return note ? { ...run, note } : run;
   }
 
-  /** Downloads `entries` with progress into the task; undefined when all verified, else why not (a readable note). */
+  /** Downloads `entries` (the shared auto-pull path) into the task's first PULL_SHARE; undefined when all verified. */
   private async pull(entries: ModelEntry[], ctx: EngineContext): Promise<string | undefined> {
-    const now = Date.now();
-    for (const entry of entries) {
-      const failed = this.failedPulls.get(entry.name);
-      if (failed && now - failed.at < RETRY_PULL_AFTER_MS) {
-        return `model ${entry.name} is not installed and its download failed recently (${failed.reason}); separated with the built-in engine`;
-      }
-    }
-    const total = entries.reduce((n, e) => n + e.files.reduce((m, f) => m + f.sizeBytes, 0), 0);
-    const done = new Map<string, number>();
-    const stallMs = this.opts.stallMs ?? 30_000;
-    for (const entry of entries) {
-      const stalled = new AbortController();
-      let timer = setTimeout(() => stalled.abort(new Error(`no data for ${stallMs / 1000} s`)), stallMs);
-      const alive = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => stalled.abort(new Error(`no data for ${stallMs / 1000} s`)), stallMs);
-      };
-      try {
-        await pullModel(entry, {
-          modelsDir: this.opts.modelsDir,
-          signal: AbortSignal.any([ctx.signal, stalled.signal]),
-          ...(this.opts.baseUrl ? { baseUrl: this.opts.baseUrl } : {}),
-          ...(this.opts.fetchImpl ? { fetchImpl: this.opts.fetchImpl } : {}),
-          onProgress: (p) => {
-            alive();
-            done.set(`${p.model}/${p.file}`, p.receivedBytes);
-            const got = [...done.values()].reduce((a, b) => a + b, 0);
-            ctx.onProgress(PULL_SHARE * Math.min(1, total > 0 ? got / total : 1));
-          },
-        });
-      } catch (err) {
-        ctx.signal.throwIfAborted();
-        const reason = stalled.signal.aborted ? `download stalled: ${(stalled.signal.reason as Error).message}` : (err as Error).message;
-        // Another task downloading the same file is no sign of a broken mirror: the next task simply finds it installed.
-        if (!(err instanceof DownloadBusyError)) this.failedPulls.set(entry.name, { at: Date.now(), reason });
-        return `model ${entry.name} could not be installed: ${reason}; separated with the built-in engine`;
-      } finally {
-        clearTimeout(timer);
-      }
-      this.failedPulls.delete(entry.name);
-    }
-    return undefined;
+    const why = await this.puller.pull(entries, {
+      modelsDir: this.opts.modelsDir,
+      signal: ctx.signal,
+      onProgress: (f) => ctx.onProgress(PULL_SHARE * f),
+      ...(this.opts.baseUrl ? { baseUrl: this.opts.baseUrl } : {}),
+      ...(this.opts.fetchImpl ? { fetchImpl: this.opts.fetchImpl } : {}),
+      ...(this.opts.stallMs !== undefined ? { stallMs: this.opts.stallMs } : {}),
+    });
+    return why && `${why}; separated with the built-in engine`;
   }
 }
 

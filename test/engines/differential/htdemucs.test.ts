@@ -35,6 +35,54 @@ function standInDemucs(p: DemucsPreset, bins: number, frames: number): Buffer {
   const a = Float32Array.from({ length: S * 4 * bins }, (_, k) => 0.2 + 0.5 * Math.abs(Math.sin(0.37 * k + 0.11 * Math.floor(k / bins))));
   const b = Float32Array.from({ length: frames }, (_, t) => 0.7 + 0.3 * Math.cos(0.5 * t));
   const g = Float32Array.from({ length: S * 2 }, (_, k) => 0.05 + 0.1 * k);
+  if (p.layout === 'waveform') {
+    // STFT inside the graph: mix [1, 2, L] -> sources [1, S, 2, L] = mix * G[s, c] * W[i]; the per-sample weight
+    // makes a misplaced sample (padding, center_trim) visible.
+    const w = Float32Array.from({ length: p.segment }, (_, i) => 0.6 + 0.4 * Math.sin(0.002 * i));
+    return buildOnnxModel({
+      name: 'htdemucs_waveform_standin',
+      inputs: [{ name: 'mix', elemType: 'float', shape: [1, 2, p.segment] }],
+      outputs: [{ name: 'sources', elemType: 'float', shape: [1, S, 2, p.segment] }],
+      initializers: [
+        { name: 'axis1', dataType: 'int64', dims: [1], values: [1] },
+        { name: 'g', dataType: 'float', dims: [1, S, 2, 1], values: g },
+        { name: 'w', dataType: 'float', dims: [1, 1, 1, p.segment], values: w },
+      ],
+      nodes: [
+        { opType: 'Unsqueeze', inputs: ['mix', 'axis1'], outputs: ['m4'] },
+        { opType: 'Mul', inputs: ['m4', 'g'], outputs: ['mg'] },
+        { opType: 'Mul', inputs: ['mg', 'w'], outputs: ['sources'] },
+      ],
+    });
+  }
+  if (p.layout === 'spectral-core') {
+    // openkara-models spectral-core contract v1: spectral [1, 2, 2, F, T] + mix [1, 2, L] -> spectral_out
+    // [1, S, 2, 2, F, T] + time_out [1, S, 2, L]; the same weights, reshaped, as the sevagh stand-in below.
+    return buildOnnxModel({
+      name: 'htdemucs_spectral_core_standin',
+      inputs: [
+        { name: 'spectral', elemType: 'float', shape: [1, 2, 2, bins, frames] },
+        { name: 'mix', elemType: 'float', shape: [1, 2, p.segment] },
+      ],
+      outputs: [
+        { name: 'spectral_out', elemType: 'float', shape: [1, S, 2, 2, bins, frames] },
+        { name: 'time_out', elemType: 'float', shape: [1, S, 2, p.segment] },
+      ],
+      initializers: [
+        { name: 'axis1', dataType: 'int64', dims: [1], values: [1] },
+        { name: 'a', dataType: 'float', dims: [1, S, 2, 2, bins, 1], values: a },
+        { name: 'b', dataType: 'float', dims: [1, 1, 1, 1, 1, frames], values: b },
+        { name: 'g', dataType: 'float', dims: [1, S, 2, 1], values: g },
+      ],
+      nodes: [
+        { opType: 'Unsqueeze', inputs: ['spectral', 'axis1'], outputs: ['x6'] },
+        { opType: 'Mul', inputs: ['x6', 'a'], outputs: ['xa'] },
+        { opType: 'Mul', inputs: ['xa', 'b'], outputs: ['spectral_out'] },
+        { opType: 'Unsqueeze', inputs: ['mix', 'axis1'], outputs: ['w4'] },
+        { opType: 'Mul', inputs: ['w4', 'g'], outputs: ['time_out'] },
+      ],
+    });
+  }
   return buildOnnxModel({
     name: 'htdemucs_standin',
     inputs: [
@@ -119,6 +167,13 @@ function refIspec(z: Complex[], nFft: number, length: number): Float64Array {
 /** One model call on a padded segment: cac spectrogram in, ispec(freq) + time out, per source and channel. */
 async function refModel(session: ort.InferenceSession, p: DemucsPreset, seg: Float64Array[]): Promise<Float64Array[][]> {
   const L = p.segment;
+  if (p.layout === 'waveform') {
+    const mix = new Float32Array(2 * L);
+    mix.set(seg[0]!, 0);
+    mix.set(seg[1]!, L);
+    const y = ((await session.run({ mix: new ort.Tensor('float32', mix, [1, 2, L]) })).sources as ort.Tensor).data as Float32Array;
+    return p.sources.map((_, s) => [0, 1].map((c) => Float64Array.from(y.subarray((s * 2 + c) * L, (s * 2 + c + 1) * L))));
+  }
   const specs = seg.map((ch) => refSpec(ch, p.nFft));
   const T = specs[0]!.length;
   const F = p.nFft / 2;
@@ -134,9 +189,13 @@ async function refModel(session: ort.InferenceSession, p: DemucsPreset, seg: Flo
   const wave = new Float32Array(2 * L);
   wave.set(seg[0]!, 0);
   wave.set(seg[1]!, L);
-  const res = await session.run({ input: new ort.Tensor('float32', wave, [1, 2, L]), x: new ort.Tensor('float32', x, [1, 4, F, T]) });
-  const freq = (res.output as ort.Tensor).data as Float32Array;
-  const time = (res.add_67 as ort.Tensor).data as Float32Array;
+  // The contract's (channel, re/im) axes are the sevagh layout's complex-as-channels axis split in two.
+  const core = p.layout === 'spectral-core';
+  const res = core
+    ? await session.run({ mix: new ort.Tensor('float32', wave, [1, 2, L]), spectral: new ort.Tensor('float32', x, [1, 2, 2, F, T]) })
+    : await session.run({ input: new ort.Tensor('float32', wave, [1, 2, L]), x: new ort.Tensor('float32', x, [1, 4, F, T]) });
+  const freq = ((core ? res.spectral_out : res.output) as ort.Tensor).data as Float32Array;
+  const time = ((core ? res.time_out : res.add_67) as ort.Tensor).data as Float32Array;
   return p.sources.map((_, s) =>
     [0, 1].map((c) => {
       const z: Complex[] = [];
@@ -260,10 +319,55 @@ describe('HTDemucs pipeline vs demucs apply_model', () => {
     expect(diff).toBeLessThan(1e-5);
   }, 60_000);
 
-  it('agrees at the real htdemucs geometry (segment 343980, n_fft 4096: x [1,4,2048,336])', async () => {
-    const real = findPreset('htdemucs');
-    if (real?.family !== 'htdemucs') throw new Error('htdemucs preset missing');
-    const p: DemucsPreset = { ...real, name: 'standin-htdemucs-real', file: 'standin-htdemucs-real.onnx' };
+  it.each([
+    { n: 20_011, lead: 1234, overlap: 0.25, piece: 2048 },
+    { n: 15_000, lead: MAX_SHIFT, overlap: 0.5, piece: 4410 },
+  ])('spectral-core layout (openkara contract v1) agrees too, and equals the sevagh layout: n=$n lead $lead', async ({ n, lead, overlap, piece }) => {
+    const p: DemucsPreset = { ...SMALL, name: 'standin-htdemucs-core', file: 'standin-htdemucs-core.onnx', layout: 'spectral-core' };
+    const path = join(dir, p.file);
+    await writeFile(path, standInDemucs(p, p.nFft / 2, Math.ceil(p.segment / (p.nFft / 4))));
+    const s = await ort.InferenceSession.create(path, { intraOpNumThreads: 1 });
+    try {
+      const mix = signal(n, n + lead);
+      const ref = await refApplyModel(s, p, mix, MAX_SHIFT - lead, overlap);
+      const got = await soundry(s, p, fft, mix, lead, overlap, piece);
+      const { diff, peak } = compare(got, ref, n);
+      console.log(`HTDemucs spectral-core n=${n} lead=${lead}: max |diff| = ${diff.toExponential(2)} (peak ${peak.toFixed(3)})`);
+      expect(peak).toBeGreaterThan(0.05);
+      expect(diff).toBeLessThan(1e-5);
+      // Same weights in both stand-ins: a layout mix-up (axes, ranks, input order) would break this equality.
+      const sevagh = await soundry(session, SMALL, fft, mix, lead, overlap, piece);
+      expect(compare(got, sevagh.map((src) => src.map((ch) => Float64Array.from(ch))), n).diff).toBeLessThan(1e-6);
+    } finally {
+      await s.release();
+    }
+  }, 60_000);
+
+  it.each([
+    { n: 20_011, lead: 1234, overlap: 0.25, piece: 2048 },
+    { n: 15_000, lead: MAX_SHIFT, overlap: 0.5, piece: 4410 },
+  ])('waveform layout (STFT inside the graph, 6 sources) agrees too: n=$n lead $lead', async ({ n, lead, overlap, piece }) => {
+    const p: DemucsPreset = { ...SMALL, name: 'standin-htdemucs-wave', file: 'standin-htdemucs-wave.onnx', sources: [...SMALL.sources, 'guitar', 'piano'] };
+    const path = join(dir, p.file);
+    await writeFile(path, standInDemucs({ ...p, layout: 'waveform' }, p.nFft / 2, Math.ceil(p.segment / (p.nFft / 4))));
+    const s = await ort.InferenceSession.create(path, { intraOpNumThreads: 1 });
+    try {
+      const mix = signal(n, n + lead);
+      // The preset does not say `waveform`: the stage must read it from the graph's inputs.
+      const ref = await refApplyModel(s, { ...p, layout: 'waveform' }, mix, MAX_SHIFT - lead, overlap);
+      const { diff, peak } = compare(await soundry(s, p, fft, mix, lead, overlap, piece), ref, n);
+      console.log(`HTDemucs waveform n=${n} lead=${lead}: max |diff| = ${diff.toExponential(2)} (peak ${peak.toFixed(3)})`);
+      expect(peak).toBeGreaterThan(0.05);
+      expect(diff).toBeLessThan(1e-6);
+    } finally {
+      await s.release();
+    }
+  }, 60_000);
+
+  it.each(['htdemucs', 'htdemucs-openkara'])('agrees at the real geometry of preset %s (segment 343980, n_fft 4096: 2048 bins x 336 frames)', async (name) => {
+    const real = findPreset(name);
+    if (real?.family !== 'htdemucs') throw new Error(`${name} preset missing`);
+    const p: DemucsPreset = { ...real, name: `standin-${name}-real`, file: `standin-${name}-real.onnx` };
     const path = join(dir, p.file);
     await writeFile(path, standInDemucs(p, p.nFft / 2, Math.ceil(p.segment / (p.nFft / 4))));
     const s = await ort.InferenceSession.create(path, { intraOpNumThreads: 1 });
@@ -273,7 +377,7 @@ describe('HTDemucs pipeline vs demucs apply_model', () => {
       const mix = signal(n, 5);
       const ref = await refApplyModel(s, p, mix, MAX_SHIFT, 0.25);
       const { diff, peak } = compare(await soundry(s, p, fft, mix, 0, 0.25, 44_100), ref, n);
-      console.log(`HTDemucs real geometry n=${n}: max |diff| = ${diff.toExponential(2)} (peak ${peak.toFixed(3)})`);
+      console.log(`HTDemucs real geometry (${name}) n=${n}: max |diff| = ${diff.toExponential(2)} (peak ${peak.toFixed(3)})`);
       expect(peak).toBeGreaterThan(0.05);
       expect(diff).toBeLessThan(1e-5);
     } finally {

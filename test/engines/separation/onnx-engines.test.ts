@@ -8,7 +8,8 @@ import { NeuralSeparationEngine } from '../../../src/engines/separation/neural.j
 import { NEURAL_PRESETS, findPreset, presetPath, type DemucsPreset, type MdxPreset } from '../../../src/engines/separation/onnx/presets.js';
 import { SelectingSeparationEngine } from '../../../src/engines/separation/select.js';
 import { presetCatalog } from '../../fixtures/pinned-catalog.js';
-import { buildTinyDemucsModel, buildTinyMdxModel, writeModel } from '../../fixtures/separation-models.js';
+import { buildTinyDemucsModel, buildTinyMdxModel, buildTinySpectralCoreDemucsModel, buildTinyWaveformDemucsModel, writeModel } from '../../fixtures/separation-models.js';
+import { MODEL_CATALOG } from '../../../src/models/catalog.js';
 
 let dir: string;
 const ctx = (signal = new AbortController().signal, progress: number[] = []) => ({ tmpDir: tmpdir(), signal, onProgress: (f: number) => progress.push(f) });
@@ -40,6 +41,8 @@ const inst = findPreset('UVR-MDX-NET-Inst_HQ_3') as MdxPreset;
 const kara = findPreset('UVR_MDXNET_KARA_2') as MdxPreset;
 const demucs4 = findPreset('htdemucs') as DemucsPreset;
 const demucs6 = findPreset('htdemucs_6s') as DemucsPreset;
+const openkara = findPreset('htdemucs-openkara') as DemucsPreset;
+const openkaraFt = findPreset('htdemucs_ft-openkara') as DemucsPreset;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'soundry-onnx-sep-'));
@@ -181,6 +184,85 @@ describe('HTDemucs engine (tiny model with the demucs.onnx signature)', () => {
     expect(new NeuralSeparationEngine({ modelsDir: dir, catalog: presetCatalog(dir), presets: [demucs4] }).route(350)?.label).toBe('onnx-htdemucs:htdemucs');
     expect(NEURAL_PRESETS.map((p) => p.name)).toContain(demucs6.name);
   });
+});
+
+describe('HTDemucs from the openkara-models release (spectral-core layout)', () => {
+  it('501: the stand-in with the contract-v1 signature runs; the stems are its per-source gains and sum to the mix', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'soundry-onnx-openkara-'));
+    try {
+      const spec = { segment: 343980, bins: 2048, frames: 336 };
+      // drums, bass, other, vocals: drums and vocals from the frequency branch (_spec/_ispec), bass from the time one.
+      await writeModel(presetPath(d, openkara), buildTinySpectralCoreDemucsModel({ ...spec, timeGain: [0, 0.2, 0, 0], freqGain: [0.5, 0, 0, 0.25] }));
+      const engine = new NeuralSeparationEngine({ modelsDir: d, catalog: presetCatalog(d) });
+      expect(engine.route(501)?.label).toBe('onnx-htdemucs:htdemucs-openkara');
+      expect(engine.route(340)?.label).toBe('onnx-htdemucs:htdemucs-openkara');
+      expect(engine.route(320)).toBeUndefined();
+      const mix = tones(44100, 9);
+      const sink = collectingSink();
+      const run = await new NeuralSeparationEngine({ modelsDir: d, catalog: presetCatalog(d), threads: 1 }).separate(sourceFromAudio(mix, 44100), 501, ctx(), sink);
+      expect(run.engine).toBe('onnx-htdemucs:htdemucs-openkara');
+      const out = sink.result();
+      const n = mix.channels[0]!.length;
+      // Zero-mean tones: stems are gain * mix away from the ends (the iSTFT's first and last n_fft samples).
+      for (const [name, g] of [['drums', 0.5], ['bass', 0.2], ['vocals', 0.25]] as const) {
+        expect(maxErr(out[name]!.channels[0]!, mix.channels[0]!.map((x) => g * x), 8192, n - 8192), name).toBeLessThan(2e-3);
+      }
+      for (let c = 0; c < 2; c++) expect(maxErr(sumOf(out, c, n), mix.channels[c]!)).toBeLessThan(1e-6);
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it('with the built-in catalog: 501/340/360 pull the plain htdemucs export, 350 a vocal MDX model, 320 nothing', () => {
+    const empty = join(dir, 'nothing-installed');
+    const plan = (t: number, presets?: DemucsPreset[]) => new NeuralSeparationEngine({ modelsDir: empty, catalog: MODEL_CATALOG, ...(presets ? { presets } : {}) }).pullPlan(t).map((e) => e.name);
+    for (const t of [501, 340, 360]) expect(plan(t), String(t)).toEqual(['htdemucs-openkara']);
+    expect(plan(350)).toEqual(['Kim_Vocal_2']);
+    expect(plan(490)).toEqual(['Kim_Vocal_2', 'UVR_MDXNET_KARA_2']);
+    // No 6-stem model is catalogued: the built-in engine keeps 320/380/390.
+    for (const t of [320, 380, 390, 491]) expect(plan(t), String(t)).toEqual([]);
+    // The fine-tuned bag is pulled only when it is the model asked for (SEPARATION_ENGINE=htdemucs_ft-openkara).
+    expect(plan(501, [openkaraFt])).toEqual(['htdemucs_ft-openkara']);
+    const entry = MODEL_CATALOG.find((m) => m.name === 'htdemucs-openkara')!;
+    expect(entry.files).toEqual([expect.objectContaining({ path: openkara.file, sizeBytes: 209469333, sha256: 'c3395410b1319976683bc874d97461655a9ea6089bbb0f3bd163d3829db13d02' })]);
+  });
+
+  it('when both are installed the fine-tuned bag serves 501', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'soundry-onnx-openkara-ft-'));
+    try {
+      const bytes = buildTinySpectralCoreDemucsModel({ segment: 343980, bins: 2048, frames: 336, timeGain: [0.1, 0.2, 0.3, 0.4], freqGain: [0, 0, 0, 0] });
+      await writeModel(presetPath(d, openkara), bytes);
+      await writeModel(presetPath(d, openkaraFt), bytes);
+      expect(new NeuralSeparationEngine({ modelsDir: d, catalog: presetCatalog(d) }).route(501)?.label).toBe('onnx-htdemucs:htdemucs_ft-openkara');
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a site-pinned 6-stem export with the STFT inside the graph', () => {
+  it('serves 320, 380 and 390 under the htdemucs_6s name: the stage reads the layout from the graph', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'soundry-onnx-6s-wave-'));
+    try {
+      // drums, bass, other, vocals, guitar, piano
+      await writeModel(presetPath(d, demucs6), buildTinyWaveformDemucsModel({ segment: 343980, gain: [0.1, 0.1, 0, 0.2, 0.3, 0.25] }));
+      const engine = new NeuralSeparationEngine({ modelsDir: d, catalog: presetCatalog(d), threads: 1 });
+      for (const t of [320, 380, 390]) expect(engine.route(t)?.label, String(t)).toBe('onnx-htdemucs:htdemucs_6s');
+      const mix = tones(44100, 9);
+      const sink = collectingSink();
+      const run = await engine.separate(sourceFromAudio(mix, 30000), 320, ctx(), sink);
+      expect(run.engine).toBe('onnx-htdemucs:htdemucs_6s');
+      const out = sink.result();
+      const n = mix.channels[0]!.length;
+      for (const [name, g] of [['guitar', 0.3], ['piano', 0.25], ['vocals', 0.2]] as const) {
+        expect(maxErr(out[name]!.channels[1]!, mix.channels[1]!.map((x) => g * x)), name).toBeLessThan(1e-4);
+      }
+      for (let c = 0; c < 2; c++) expect(maxErr(sumOf(out, c, n), mix.channels[c]!)).toBeLessThan(1e-6);
+      await engine.dispose();
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
 
 describe('installed means verified', () => {

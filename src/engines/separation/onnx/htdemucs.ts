@@ -1,13 +1,15 @@
 import type { RealFft } from '../../../media/dsp/fft.js';
 import { istft, stft, type Spectrogram } from '../../../media/dsp/stft.js';
-import type { DemucsPreset } from './presets.js';
+import type { DemucsLayout, DemucsPreset } from './presets.js';
 import { demucsTriangle, OverlapAddStream, type ChunkPlan, type ChunkRequest, type Stereo } from './overlap-add.js';
 import { inputByRank, ort, outputByRank } from './session.js';
 
 /**
- * HTDemucs / HTDemucs-6s exported with the STFT outside the graph (sevagh/demucs.onnx layout): inputs the segment's
- * waveform [1, 2, 343980] and its spectrogram as complex-as-channels [1, 4, 2048, 336]; outputs a frequency branch
- * [1, S, 4, 2048, 336] (iSTFT'd here) and a time branch [1, S, 2, 343980], summed per source.
+ * HTDemucs / HTDemucs-6s exported with the STFT outside the graph: inputs the segment's waveform [1, 2, 343980] and
+ * its spectrogram as complex-as-channels ([1, 4, 2048, 336] sevagh/demucs.onnx, [1, 2, 2, 2048, 336] openkara
+ * spectral-core: same memory order); outputs a frequency branch ([1, S, 4, 2048, 336] / [1, S, 2, 2, 2048, 336],
+ * iSTFT'd here) and a time branch [1, S, 2, 343980], summed per source. An export with the STFT inside the graph
+ * (waveform in, stems [1, S, 2, 343980] out) gets the same segmenting with no transform here.
  * The segment loop is demucs `apply_model(split=True, overlap=0.25, transition_power=1)`: segments every
  * 0.75 * segment, each short one padded symmetrically with its real neighbours, weighted by a triangle and divided
  * by the summed weights. `shifts`: demucs draws one random offset in [0, 0.5 s); here it is fixed (`shiftSamples`)
@@ -76,11 +78,23 @@ export function demucsIspec(z: Spectrogram, fft: RealFft, nFft: number, length: 
   return istft(full, fft, { nFft, hop, length: le }).subarray(pad, pad + length);
 }
 
+/** The layout a graph declares: the rank of its spectrogram input, or waveform inputs only (STFT in the graph). */
+export function demucsLayout(session: ort.InferenceSession, declared: DemucsLayout = 'sevagh'): DemucsLayout {
+  const ranks = (session.inputMetadata ?? []).flatMap((m) => (m.isTensor && Array.isArray(m.shape) ? [m.shape.length] : []));
+  if (ranks.includes(5)) return 'spectral-core';
+  if (ranks.includes(4)) return 'sevagh';
+  if (ranks.length > 0 && ranks.every((r) => r === 3)) return 'waveform';
+  return declared;
+}
+
 export class DemucsStage {
   readonly stems: readonly string[];
   private readonly stream: OverlapAddStream;
   private readonly waveName: string;
   private readonly specName: string;
+  private readonly layout: DemucsLayout;
+  private readonly specDims: (bins: number, frames: number) => number[];
+  private readonly freqRank: number;
 
   constructor(
     private readonly session: ort.InferenceSession,
@@ -89,8 +103,12 @@ export class DemucsStage {
     opts: DemucsOptions = {},
   ) {
     if (fft.size !== preset.nFft) throw new Error(`HTDemucs: FFT size ${fft.size} != n_fft ${preset.nFft}`);
-    this.waveName = inputByRank(session, 3, 0);
-    this.specName = inputByRank(session, 4, 1);
+    this.layout = demucsLayout(session, preset.layout);
+    const core = this.layout === 'spectral-core';
+    this.waveName = inputByRank(session, 3, core ? 1 : 0);
+    this.specName = this.layout === 'waveform' ? '' : inputByRank(session, core ? 5 : 4, core ? 0 : 1);
+    this.specDims = (bins, frames) => (core ? [1, 2, 2, bins, frames] : [1, 4, bins, frames]);
+    this.freqRank = core ? 6 : 5;
     this.stems = preset.sources;
     this.stream = new OverlapAddStream(demucsPlan(preset, opts), this.stems, (req) => this.runChunk(req));
   }
@@ -109,6 +127,18 @@ export class DemucsStage {
     const delta = L - req.length;
     const from = req.start - Math.floor(delta / 2);
     const x = req.read(from, from + L);
+    const off = Math.floor(delta / 2); // center_trim
+    const wave = new Float32Array(2 * L);
+    wave.set(x[0], 0);
+    wave.set(x[1], L);
+    const out: Record<string, Stereo> = {};
+    if (this.layout === 'waveform') {
+      const stems = outputByRank(await this.session.run({ [this.waveName]: new ort.Tensor('float32', wave, [1, 2, L]) }), 4).data as Float32Array;
+      sources.forEach((name, s) => {
+        out[name] = [0, 1].map((c) => stems.slice((s * 2 + c) * L + off, (s * 2 + c) * L + off + req.length)) as Stereo;
+      });
+      return out;
+    }
     const spec = x.map((ch) => demucsSpec(ch, this.fft, nFft));
     const { frames: T, bins: F } = spec[0]!;
     const specData = new Float32Array(4 * F * T);
@@ -120,17 +150,12 @@ export class DemucsStage {
         }
       }
     });
-    const wave = new Float32Array(2 * L);
-    wave.set(x[0], 0);
-    wave.set(x[1], L);
     const result = await this.session.run({
       [this.waveName]: new ort.Tensor('float32', wave, [1, 2, L]),
-      [this.specName]: new ort.Tensor('float32', specData, [1, 4, F, T]),
+      [this.specName]: new ort.Tensor('float32', specData, this.specDims(F, T)),
     });
-    const freq = outputByRank(result, 5).data as Float32Array;
+    const freq = outputByRank(result, this.freqRank).data as Float32Array;
     const time = outputByRank(result, 4).data as Float32Array;
-    const out: Record<string, Stereo> = {};
-    const off = Math.floor(delta / 2); // center_trim
     sources.forEach((name, s) => {
       out[name] = [0, 1].map((c) => {
         const z: Spectrogram = { frames: T, bins: F, re: new Float32Array(T * F), im: new Float32Array(T * F) };

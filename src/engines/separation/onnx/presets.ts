@@ -27,16 +27,33 @@ export interface MdxPreset {
   karaoke?: boolean;
 }
 
-/** HTDemucs as exported with STFT/iSTFT outside the graph (sevagh/demucs.onnx layout). */
+/**
+ * HTDemucs ONNX exports come in three tensor layouts; the stage reads which one from the graph's input ranks
+ * (`layout` is only the fallback for a graph that declares none):
+ * - `sevagh` (sevagh/demucs.onnx): waveform [1, 2, L] + spectrogram [1, 4, F, T] -> [1, S, 4, F, T] + [1, S, 2, L];
+ * - `spectral-core` (openkara-models contract v1): `spectral` [1, 2, 2, F, T] + `mix` [1, 2, L] ->
+ *   `spectral_out` [1, S, 2, 2, F, T] + `time_out` [1, S, 2, L]. Channel-major (L.re, L.im, R.re, R.im) as sevagh's,
+ *   so only the declared dims differ (docs/spectral-core-contract.md of thedavidweng/openkara-models);
+ * - `waveform` (STFT and iSTFT inside the graph, e.g. StemSplit's exports): [1, 2, L] -> stems [1, S, 2, L].
+ */
+export type DemucsLayout = 'sevagh' | 'spectral-core' | 'waveform';
+
 export interface DemucsPreset {
   family: 'htdemucs';
   name: string;
   file: string;
+  /** The layout of the catalogued export (absent: `sevagh`); the installed graph's inputs have the last word. */
+  layout?: DemucsLayout;
   /** Source order of the model's output axis 1. */
   sources: readonly string[];
   /** Training segment in samples (7.8 s at 44.1 kHz = 343980); the ONNX input length is fixed to it. */
   segment: number;
   nFft: number;
+  /**
+   * false: used when installed (or forced by SEPARATION_ENGINE) but never the model MODELS_AUTO_PULL picks on its
+   * own (htdemucs_ft: four networks in one graph, 4x the download and the run time for ~0.2 dB).
+   */
+  autoPull?: boolean;
 }
 
 export type NeuralPreset = MdxPreset | DemucsPreset;
@@ -52,7 +69,10 @@ export const NEURAL_PRESETS: readonly NeuralPreset[] = Object.freeze([
   mdx({ name: 'UVR-MDX-NET-Inst_HQ_3', nFft: 6144, dimF: 3072, dimT: 256, compensate: 1.022, primary: 'instrumental' }),
   // UVR model_data.json 1d64a6d2c30f709b8c9b4ce1366d96ee (is_karaoke)
   mdx({ name: 'UVR_MDXNET_KARA_2', nFft: 5120, dimF: 2048, dimT: 256, compensate: 1.065, primary: 'instrumental', karaoke: true }),
+  // Among installed 4-stem models the first listed wins: the fine-tuned bag, then the plain exports.
+  { family: 'htdemucs', name: 'htdemucs_ft-openkara', file: 'htdemucs_ft.spectral.onnx', layout: 'spectral-core', sources: ['drums', 'bass', 'other', 'vocals'], segment: 343980, nFft: 4096, autoPull: false },
   { family: 'htdemucs', name: 'htdemucs', file: 'htdemucs.onnx', sources: ['drums', 'bass', 'other', 'vocals'], segment: 343980, nFft: 4096 },
+  { family: 'htdemucs', name: 'htdemucs-openkara', file: 'htdemucs.spectral.onnx', layout: 'spectral-core', sources: ['drums', 'bass', 'other', 'vocals'], segment: 343980, nFft: 4096 },
   { family: 'htdemucs', name: 'htdemucs_6s', file: 'htdemucs_6s.onnx', sources: ['drums', 'bass', 'other', 'vocals', 'guitar', 'piano'], segment: 343980, nFft: 4096 },
 ]);
 
