@@ -117,10 +117,10 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   if (config.PODCAST_MUSIC_FILE && !existsSync(config.PODCAST_MUSIC_FILE)) {
     throw new Error(`PODCAST_MUSIC_FILE does not exist: ${config.PODCAST_MUSIC_FILE}`);
   }
-  const { db, sqlite } = await openServerDatabase(config, {
+  const { db, sqlite, checkpoints } = await openServerDatabase(config, {
     applicationName: `soundry-${config.ROLE}`,
     onIdleError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool opens a new one'),
-  });
+  }, (message) => logger.warn({ err: message }, 'a SQLite checkpoint failed; the next one retries'));
   // This process's own temp folder; folders of processes that died (kill -9) are removed now.
   const temp = await ProcessTempDirs.claim(config.TMP_DIR, logger);
   const keyCache = config.API_KEY_CACHE_MS > 0 ? new CachedAccountStore(new SqlAccountStore(db), { ttlMs: config.API_KEY_CACHE_MS }) : null;
@@ -374,6 +374,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       await queue.close();
       await limits.close();
       closeTaskDatabase();
+      await checkpoints?.close();
       await db.destroy();
       s3?.destroy();
       await temp.release();
