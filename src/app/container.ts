@@ -173,7 +173,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       : null,
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
-  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog });
+  // With MODELS_AUTO_PULL the catalog's Kokoro voices are offered before their first download (docs/models.md).
+  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog, autoPull: config.MODELS_AUTO_PULL });
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),

@@ -1,13 +1,15 @@
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
 import { PiperEngine } from './piper.js';
+import { KokoroEngine } from './kokoro.js';
 import type { ModelEntry } from '../../models/catalog.js';
 import { createTtsRegistry, type TtsRegistry } from './registry.js';
 
 /**
- * Every TTS engine Soundry has: the built-ins (espeak, flite) and Piper voices installed in
- * MODELS_DIR, phonemized by the same espeak instance.
+ * Every TTS engine Soundry has: the built-ins (espeak, flite), Piper voices installed in MODELS_DIR and Kokoro
+ * voices (installed ones; with `autoPull`, every catalog voice, downloaded on first use), phonemized by the same
+ * espeak instance.
  */
-export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number; catalog?: readonly ModelEntry[]; executionProviders?: readonly string[] }): TtsRegistry {
+export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number; catalog?: readonly ModelEntry[]; executionProviders?: readonly string[]; autoPull?: boolean }): TtsRegistry {
   let registry: TtsRegistry | null = null;
   const piper = new PiperEngine({
     modelsDir: opts.modelsDir,
@@ -16,7 +18,15 @@ export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number
     ...(opts.executionProviders ? { executionProviders: opts.executionProviders } : {}),
     phonemize: (text, voice) => registry!.espeak.phonemizeIpa(text, voice),
   });
-  registry = createTtsRegistry({ extraEngines: [piper] });
+  const kokoro = new KokoroEngine({
+    modelsDir: opts.modelsDir,
+    ...(opts.catalog ? { catalog: opts.catalog } : {}),
+    intraOpThreads: opts.onnxThreads ?? 1,
+    ...(opts.executionProviders ? { executionProviders: opts.executionProviders } : {}),
+    offerUninstalled: opts.autoPull ?? false,
+    phonemize: (text, voice) => registry!.espeak.phonemizeIpa(text, voice),
+  });
+  registry = createTtsRegistry({ extraEngines: [piper, kokoro] });
   return registry;
 }
 
@@ -25,7 +35,7 @@ export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number
  * for `refreshMs` so a create does not stat every model file; a model pulled by the CLI (another
  * process) shows up within that time.
  */
-export function createVoiceLibrary(opts: { modelsDir: string; catalog?: readonly ModelEntry[]; refreshMs?: number; now?: () => number }): VoiceLibrary {
+export function createVoiceLibrary(opts: { modelsDir: string; catalog?: readonly ModelEntry[]; refreshMs?: number; now?: () => number; autoPull?: boolean }): VoiceLibrary {
   const registry = createTtsEngines(opts);
   const now = opts.now ?? Date.now;
   const refreshMs = opts.refreshMs ?? 5000;
