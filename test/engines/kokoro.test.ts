@@ -1,4 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import { createTtsRegistry } from '../../src/engines/tts/registry.js';
 import { BUILTIN_VOICE_IDS } from '../../src/engines/tts/voices.js';
 import { MODEL_CATALOG, kokoroEntries, piperModels, type ModelEntry } from '../../src/models/catalog.js';
 import { KOKORO_REVISION } from '../../src/models/catalog-kokoro.js';
+import { CatalogFile, mergeCatalog } from '../../src/models/catalog-file.js';
 import { installKokoroStandIns, kokoroStandIns } from '../fixtures/kokoro-fixture.js';
 import { pinToBytes } from '../fixtures/pinned-catalog.js';
 
@@ -121,5 +123,20 @@ describe('KokoroEngine', () => {
       return undefined;
     });
     expect(pulled).toEqual({ voiceId: george.apiId });
+  });
+
+  it('takes a Kokoro voice a site pins in MODELS_CATALOG_FILE, and refuses a misnamed one or a taken id', async () => {
+    const modelsDir = await fresh('site');
+    const s = kokoroStandIns([]);
+    const bytes = Buffer.alloc(522240, 7);
+    const file = { path: 'voices/ff_siwis.bin', url: 'https://example.invalid/voices/ff_siwis.bin', sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    const catalog = mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6101 }, files: [file] }] }), s.entries);
+    await installKokoroStandIns(modelsDir, s);
+    await mkdir(join(modelsDir, 'kokoro-ff_siwis', 'voices'), { recursive: true });
+    await writeFile(join(modelsDir, 'kokoro-ff_siwis', 'voices/ff_siwis.bin'), bytes);
+    const engine = new KokoroEngine({ modelsDir, catalog, phonemize });
+    expect((await engine.listVoices()).map((v) => [v.apiId, v.key, v.language, v.gender])).toEqual([[6101, 'kokoro:fr:ff_siwis', 'fr', 'female']]);
+    expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6101 }, files: [file] }] }))).toThrow(/must be named kokoro-ff_siwis/);
+    expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6001 }, files: [file] }] }))).toThrow(/6001 .* already another voice's/);
   });
 });
