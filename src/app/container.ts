@@ -204,6 +204,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
         { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
       );
+      // A sample is cached for good: one spoken by a built-in stand-in (the neural voice's download failed) must not be.
+      if (out.engineNote) throw new Error(`voice ${voice.id} sample not rendered: ${out.engineNote}`);
       await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });
     },
   };
