@@ -127,6 +127,12 @@ const VOICES: Array<[string, number, string]> = [
   ['bm_lewis', 6027, 'b8f671cef828c30e66fdf0b0756a76bba58f6bb3398cbbf27058642acbcedb97'],
 ];
 
+/**
+ * The voices a podcast gets when Kokoro voices are installed and it names no speakers: the best graded of each
+ * accent and gender in hexgrad/Kokoro-82M's VOICES.md (af_heart A, bf_emma B-, am_michael C+, bm_george C).
+ */
+export const KOKORO_DEFAULT_VOICES: readonly string[] = ['af_heart', 'am_michael', 'bf_emma', 'bm_george'];
+
 /** Kokoro's first letter -> spec language, espeak voice, dialect rules and a label (VOICES.md of hexgrad/Kokoro-82M). */
 export const KOKORO_LANGUAGE_CODES: Readonly<Record<string, { language: string; espeakVoice: string; dialect: KokoroDialect; label: string }>> = {
   a: { language: 'en', espeakVoice: 'en-us', dialect: 'en-us', label: 'US English' },

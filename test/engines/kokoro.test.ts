@@ -7,6 +7,8 @@ import { TaskFailure } from '../../src/domain/errors.js';
 import { KokoroEngine } from '../../src/engines/tts/kokoro.js';
 import { provisionVoice } from '../../src/engines/tts/provision.js';
 import { createTtsRegistry } from '../../src/engines/tts/registry.js';
+import { createVoiceLibrary } from '../../src/engines/tts/setup.js';
+import { defaultSpeakers } from '../../src/kinds/podcast-script/worker.js';
 import { BUILTIN_VOICE_IDS } from '../../src/engines/tts/voices.js';
 import { MODEL_CATALOG, kokoroEntries, piperModels, type ModelEntry } from '../../src/models/catalog.js';
 import { KOKORO_REVISION } from '../../src/models/catalog-kokoro.js';
@@ -138,5 +140,20 @@ describe('KokoroEngine', () => {
     expect((await engine.listVoices()).map((v) => [v.apiId, v.key, v.language, v.gender])).toEqual([[6101, 'kokoro:fr:ff_siwis', 'fr', 'female']]);
     expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6101 }, files: [file] }] }))).toThrow(/must be named kokoro-ff_siwis/);
     expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6001 }, files: [file] }] }))).toThrow(/6001 .* already another voice's/);
+  });
+
+  it('installed Kokoro voices become the podcast default for their language, best graded first; offered ones do not', async () => {
+    const modelsDir = await fresh('defaults');
+    const s = kokoroStandIns(['af_heart', 'am_adam', 'am_michael']);
+    const offered = createVoiceLibrary({ modelsDir, catalog: s.entries, autoPull: true });
+    expect(await offered.preferred!()).toEqual([]);
+    expect(defaultSpeakers(await offered.list(), 'en', await offered.preferred!()).map((v) => v.name)).toEqual(['espeak:en-us:f1', 'espeak:en-us:m1']);
+    await installKokoroStandIns(modelsDir, s);
+    const installed = createVoiceLibrary({ modelsDir, catalog: s.entries });
+    const preferred = await installed.preferred!();
+    expect(preferred).toEqual([6001, 6017, 6012]);
+    expect(defaultSpeakers(await installed.list(), 'en', preferred).map((v) => v.name)).toEqual(['kokoro:en-us:af_heart', 'kokoro:en-us:am_michael']);
+    // Other languages keep their built-in voices.
+    expect(defaultSpeakers(await installed.list(), 'de', preferred).map((v) => v.name)).toEqual(['espeak:de:f1', 'espeak:de:m1']);
   });
 });
