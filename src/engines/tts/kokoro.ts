@@ -8,10 +8,10 @@
  * kokoro-js builds them: input_ids [1, T+2] with the pad id 0 at both ends, style = the voice table's row
  * min(T, 509) (the table holds one style vector per token count), speed [1]. Output: float32 audio at 24 kHz.
  *
- * Two departures, both forced: espeak-ng here gives IPA without tie marks, so the tables' tied pairs (a^ɪ, t^ʃ ...)
- * are matched wherever the two symbols are adjacent, and misaki's ə^l -> ᵊl is not applied (an untied ə l is an
- * ordinary schwa before l, as in "hello"). A phrase longer than 510 symbols, which kokoro-onnx truncates (dropping
- * speech), is cut at its last space before the limit instead.
+ * Departures: espeak-ng here gives IPA without tie marks, so the tables' tied pairs (a^ɪ, t^ʃ ...) are matched
+ * wherever the two symbols are adjacent, and misaki's ə^l -> ᵊl is not applied (an untied ə l is an ordinary schwa
+ * before l, as in "hello"); misaki's British e^ə -> ɛː, which its own order defeats, is applied first; a phrase longer
+ * than 510 symbols, which kokoro-onnx truncates (dropping speech), is cut at its last space before the limit instead.
  *
  * Prosody: rate is Kokoro's own speed input (durations divide by it; pitch unchanged), hence nativeRate. The model has
  * no pitch input, so prosody.pitch / pitchRange are not applied (as with Piper); loudness is the pipeline's.
@@ -58,11 +58,14 @@ const EN_E2M_ORDERED = [...EN_E2M].sort((a, b) => b[0].length - a[0].length);
 export function toKokoroPhonemes(ipa: string, dialect: KokoroDialect): string {
   let ps = ipa.replace(/\s*\n\s*/g, ' ').trim();
   if (dialect === 'en-us' || dialect === 'en-gb') {
+    // misaki means British e^ə (SQUARE, "there") to become ɛː, but its table turns the e into A first, so the rule
+    // never fires; applied first here, as intended (Kokoro's British lexicon writes that vowel ɛː).
+    if (dialect === 'en-gb') ps = replaceAll(ps, [['eə', 'ɛː']]);
     ps = replaceAll(ps, EN_E2M_ORDERED);
     // A syllabic consonant (combining vertical line below) becomes schwa + consonant.
     ps = ps.replace(/(\S)\u0329/gu, 'ᵊ$1').replace(/\u0329/g, '');
     if (dialect === 'en-gb') {
-      ps = replaceAll(ps, [['eə', 'ɛː'], ['iə', 'ɪə'], ['əʊ', 'Q']]);
+      ps = replaceAll(ps, [['iə', 'ɪə'], ['əʊ', 'Q']]);
     } else {
       ps = replaceAll(ps, [['oʊ', 'O'], ['ɜːɹ', 'ɜɹ'], ['ɜː', 'ɜɹ'], ['ɪə', 'iə'], ['ː', '']]);
     }

@@ -2,7 +2,8 @@
  * Differential test of the Kokoro front end against the reference pipelines, ported here independently:
  *   - phoneme post-processing: hexgrad/misaki misaki/espeak.py (EspeakFallback for English, EspeakG2P otherwise),
  *     its E2M tables applied as Python does (sorted by key length, or by key, then str.replace in turn), with the tie
- *     marks removed because the shipped espeak-ng emits none (and ə^l, which needs one, left out, as the engine does);
+ *     marks removed because the shipped espeak-ng emits none (and ə^l, which needs one, left out, as the engine does;
+ *     British e^ə -> ɛː moved before the table, the engine's one deliberate departure);
  *   - tokens: kokoro-onnx Tokenizer.tokenize (each symbol through the vocab, unknown ones dropped);
  *   - chunks: kokoro-onnx Kokoro._split_phonemes (re.split on [.,!?;], batches within 510, hard truncation);
  *   - model inputs: kokoro-js generate_from_ids (pads 0 at both ends, style row min(T, 509), speed [1]).
@@ -36,7 +37,8 @@ function pyReplace(s: string, pairs: Array<[string, string]>): string {
 function refEspeakFallback(ps: string, british: boolean): string {
   // sorted(E2M.items(), key=lambda kv: -len(kv[0])): Python's sort is stable, so equal lengths keep dict order.
   const e2m = Object.entries(MISAKI_EN_E2M).sort((a, b) => b[0].length - a[0].length);
-  let out = pyReplace(ps.trim(), e2m);
+  // The one deliberate departure (see kokoro.ts): British e^ə -> ɛː before the table, which in misaki eats its e first.
+  let out = pyReplace(british ? ps.trim().replaceAll('eə', 'ɛː') : ps.trim(), e2m);
   out = out.replace(/(\S)\u0329/gu, 'ᵊ$1').replaceAll('\u0329', '');
   out = british
     ? pyReplace(out, [['eə', 'ɛː'], ['iə', 'ɪə'], ['əʊ', 'Q']])
@@ -180,6 +182,7 @@ describe('Kokoro phoneme mapping, known answers', () => {
     expect(toKokoroPhonemes('həlˈoʊ, maɪ fɹˈɛnd.', 'en-us')).toBe('həlˈO, mI fɹˈɛnd.');
     expect(toKokoroPhonemes('dʒˈɔɪ tʃˈɜːtʃ nˈaʊ', 'en-us')).toBe('ʤˈY ʧˈɜɹʧ nˈW');
     expect(toKokoroPhonemes('ɡˌəʊɪŋ hˈəʊm', 'en-gb')).toBe('ɡˌQɪŋ hˈQm');
+    expect(toKokoroPhonemes('ðeə, hˈeɪ', 'en-gb')).toBe('ðɛː, hˈA');
     expect(toKokoroPhonemes('tʃˈau, tsˈar', 'es')).toBe('ʧˈau, ʦˈar');
   });
 
