@@ -103,4 +103,35 @@ describe('a Kokoro voice on first use (MODELS_AUTO_PULL, local mirror)', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('speaks an OpenAI voice name through its installed Kokoro namesake, and the others through their built-in voice', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'soundry-kokoro-openai-'));
+    try {
+      const { installKokoroStandIns } = await import('../fixtures/kokoro-fixture.js');
+      const nova = kokoroStandIns(['af_nova']);
+      await installKokoroStandIns(dir, nova);
+      const catalogFile = await writeCatalogFile(join(dir, 'catalog.json'), nova.entries);
+      const local = await startTestApp({ MODELS_DIR: dir, MODELS_CATALOG_FILE: catalogFile });
+      try {
+        const { key } = await local.newKey();
+        const speak = (voice: string) =>
+          fetch(`${local.baseUrl}/v1/audio/speech`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'tts-1', input: 'Hello there.', voice, response_format: 'wav' }),
+          });
+        const viaNova = await speak('nova');
+        expect(viaNova.status).toBe(200);
+        expect(viaNova.headers.get('x-soundry-voice')).toBe('6008');
+        await viaNova.arrayBuffer();
+        const viaCoral = await speak('coral');
+        expect(viaCoral.headers.get('x-soundry-voice')).toBe('1006');
+        await viaCoral.arrayBuffer();
+      } finally {
+        await local.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
