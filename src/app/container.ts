@@ -150,7 +150,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       : null,
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
-  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog });
+  // With MODELS_AUTO_PULL the catalog's Kokoro voices are offered before their first download (docs/models.md).
+  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog, autoPull: config.MODELS_AUTO_PULL });
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
@@ -180,6 +181,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
         { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
       );
+      // A sample is cached for good: one spoken by a built-in stand-in (the neural voice's download failed) must not be.
+      if (out.engineNote) throw new Error(`voice ${voice.id} sample not rendered: ${out.engineNote}`);
       await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });
     },
   };

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { MODEL_CATALOG, type ModelEntry } from './catalog.js';
+import { kokoroVoiceEntry } from './catalog-kokoro.js';
 
 const FileRow = z
   .object({
@@ -24,6 +25,8 @@ const EntryRow = z.object({
   description: z.string().optional(),
   license: z.string().optional(),
   files: z.array(FileRow).min(1),
+  /** A Kokoro voice the built-in catalog leaves out (no published checksum): its Kokoro name and an id in 6001-6999. */
+  kokoroVoice: z.object({ voice: z.string().regex(/^[abefp][fm]_[a-z]+$/), apiId: z.number().int().min(6001).max(6999) }).optional(),
 });
 
 export const CatalogFile = z.object({ models: z.array(EntryRow) });
@@ -39,6 +42,10 @@ export function mergeCatalog(extra: CatalogFile, base: readonly ModelEntry[] = M
       out[at] = { ...out[at]!, files };
       continue;
     }
+    if (row.kokoroVoice) {
+      out.push(siteKokoroVoice(row.name, row.kokoroVoice, files, out));
+      continue;
+    }
     if (!row.kind || row.kind === 'tts') {
       // A TTS entry needs Piper metadata that only the built-in rows carry.
       throw new Error(`MODELS_CATALOG_FILE: new model ${row.name} needs kind separation, enhance, vad or asr`);
@@ -46,6 +53,17 @@ export function mergeCatalog(extra: CatalogFile, base: readonly ModelEntry[] = M
     out.push({ name: row.name, kind: row.kind, description: row.description ?? row.name, license: row.license ?? 'as provided by the site', files });
   }
   return out;
+}
+
+/** A site's Kokoro voice: named kokoro-<voice>, one file voices/<voice>.bin, an id no other voice has. */
+function siteKokoroVoice(name: string, k: { voice: string; apiId: number }, files: ModelEntry['files'], base: readonly ModelEntry[]): ModelEntry {
+  const entry = kokoroVoiceEntry(k.voice, k.apiId, files[0]!);
+  if (name !== entry.name || files.length !== 1 || files[0]!.path !== entry.kokoroVoice.file) {
+    throw new Error(`MODELS_CATALOG_FILE: Kokoro voice ${k.voice} must be named ${entry.name} with the one file ${entry.kokoroVoice.file}`);
+  }
+  const taken = base.some((m) => (m.kind === 'tts' && m.engine === 'kokoro-voice' && m.kokoroVoice.apiId === k.apiId) || (m.kind === 'tts' && m.engine === 'piper' && m.piper.voices.some((v) => v.apiId === k.apiId)));
+  if (taken) throw new Error(`MODELS_CATALOG_FILE: voice id ${k.apiId} (for ${k.voice}) is already another voice's`);
+  return entry;
 }
 
 export function loadCatalog(path: string | undefined): readonly ModelEntry[] {

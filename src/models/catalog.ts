@@ -12,6 +12,9 @@ import type { AgeGroup, Gender } from '../ports/engines.js';
 import { ENHANCE_MODELS } from './catalog-enhance.js';
 import { ASR_MODELS } from './catalog-asr.js';
 import { SEPARATION_MODELS } from './catalog-separation.js';
+import { KOKORO_MODELS, type KokoroModelEntry, type KokoroVoiceEntry } from './catalog-kokoro.js';
+
+export type { KokoroModelEntry, KokoroVoiceEntry } from './catalog-kokoro.js';
 
 export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad' | 'asr';
 
@@ -74,7 +77,7 @@ export interface OtherModelEntry extends BaseModelEntry {
   meta?: Record<string, unknown>;
 }
 
-export type ModelEntry = TtsModelEntry | OtherModelEntry;
+export type ModelEntry = TtsModelEntry | KokoroModelEntry | KokoroVoiceEntry | OtherModelEntry;
 
 const PIPER_BASE = 'https://huggingface.co/rhasspy/piper-voices/resolve/v1.0.0';
 const PIPER_LICENSE =
@@ -210,6 +213,7 @@ const PIPER_ROWS: PiperRow[] = [
 /** The catalog; immutable data, callers pass it (or a test subset) explicitly. */
 export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
   ...PIPER_ROWS.map(piperEntry),
+  ...KOKORO_MODELS,
   ...ENHANCE_MODELS,
   ...ASR_MODELS,
   ...SEPARATION_MODELS,
@@ -221,6 +225,14 @@ export function findModel(name: string, catalog: readonly ModelEntry[] = MODEL_C
 
 export function piperModels(catalog: readonly ModelEntry[] = MODEL_CATALOG): TtsModelEntry[] {
   return catalog.filter((m): m is TtsModelEntry => m.kind === 'tts' && m.engine === 'piper');
+}
+
+/** Kokoro's model entries and voice entries (src/models/catalog-kokoro.ts). */
+export function kokoroEntries(catalog: readonly ModelEntry[] = MODEL_CATALOG): { models: KokoroModelEntry[]; voices: KokoroVoiceEntry[] } {
+  return {
+    models: catalog.filter((m): m is KokoroModelEntry => m.kind === 'tts' && m.engine === 'kokoro'),
+    voices: catalog.filter((m): m is KokoroVoiceEntry => m.kind === 'tts' && m.engine === 'kokoro-voice'),
+  };
 }
 
 export function modelSizeBytes(entry: ModelEntry): number {

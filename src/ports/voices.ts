@@ -14,4 +14,6 @@ export interface VoiceRecord {
 export interface VoiceLibrary {
   list(): Promise<VoiceRecord[]>;
   find(id: number): Promise<VoiceRecord | null>;
+  /** Ids of installed neural voices, best first: the defaults where Soundry picks voices itself (podcast hosts). */
+  preferred?(): Promise<number[]>;
 }

@@ -91,7 +91,12 @@ export class OpenAiSpeech {
     const all = await this.deps.voices.list();
     const wanted = requested.trim();
     const mapped = OPENAI_VOICES[wanted.toLowerCase()];
-    if (mapped) return all.find((v) => v.name === mapped) ?? null;
+    if (mapped) {
+      // Kokoro has namesakes of five OpenAI voices (af_alloy, am_echo, bm_fable, af_nova, am_onyx): installed, they speak.
+      const installed = new Set((await this.deps.voices.preferred?.()) ?? []);
+      const namesake = all.find((v) => installed.has(v.id) && /^kokoro:[^:]+:[a-z][fm]_/.test(v.name) && v.name.slice(v.name.lastIndexOf(':') + 4) === wanted.toLowerCase());
+      return namesake ?? all.find((v) => v.name === mapped) ?? null;
+    }
     if (/^\d+$/.test(wanted)) return all.find((v) => v.id === Number(wanted)) ?? null;
     return all.find((v) => v.name === wanted) ?? all.find((v) => v.display_name.toLowerCase() === wanted.toLowerCase()) ?? null;
   }

@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskFailure } from '../../src/domain/errors.js';
+import { KokoroEngine } from '../../src/engines/tts/kokoro.js';
+import { provisionVoice } from '../../src/engines/tts/provision.js';
+import { createTtsRegistry } from '../../src/engines/tts/registry.js';
+import { createVoiceLibrary } from '../../src/engines/tts/setup.js';
+import { defaultSpeakers } from '../../src/kinds/podcast-script/worker.js';
+import { BUILTIN_VOICE_IDS } from '../../src/engines/tts/voices.js';
+import { MODEL_CATALOG, kokoroEntries, piperModels, type ModelEntry } from '../../src/models/catalog.js';
+import { KOKORO_REVISION } from '../../src/models/catalog-kokoro.js';
+import { CatalogFile, mergeCatalog } from '../../src/models/catalog-file.js';
+import { installKokoroStandIns, kokoroStandIns } from '../fixtures/kokoro-fixture.js';
+import { pinToBytes } from '../fixtures/pinned-catalog.js';
+
+const LFS_POINTER = `version https://git-lfs.github.com/spec/v1\noid sha256:${'0'.repeat(64)}\nsize 522240\n`;
+const ctx = { tmpDir: tmpdir(), signal: new AbortController().signal, onProgress: () => {} };
+const prosody = { rate: 1, pitch: 1, pitchRange: 1, energy: 1 };
+/** The front end is tested against espeak elsewhere; here a fixed phonemizer keeps the engine's own checks in view. */
+const phonemize = async () => 'həlˈoʊ wˈɜːld.';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'soundry-kokoro-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function fresh(name: string): Promise<string> {
+  return join(dir, name);
+}
+
+describe('Kokoro catalog', () => {
+  const { models, voices } = kokoroEntries(MODEL_CATALOG);
+
+  it('pins every file to the revision, with sha256 and the real sizes', () => {
+    expect(models).toHaveLength(1);
+    for (const e of [...models, ...voices]) {
+      for (const f of e.files) {
+        expect(f.url).toBe(`https://huggingface.co/onnx-community/Kokoro-82M-v1.0-ONNX/resolve/${KOKORO_REVISION}/${f.path}`);
+        expect(f.sha256).toMatch(/^[0-9a-f]{64}$/);
+      }
+    }
+    expect(models[0]!.files.map((f) => [f.path, f.sizeBytes])).toEqual([['onnx/model.onnx', 325532232], ['tokenizer.json', 3497]]);
+    for (const v of voices) expect(v.files).toEqual([expect.objectContaining({ path: `voices/${v.kokoroVoice.voice}.bin`, sizeBytes: 510 * 256 * 4 })]);
+  });
+
+  it('gives voices stable ids in 6001-6999 that no other voice uses, with language, accent and gender from the name', () => {
+    const ids = voices.map((v) => v.kokoroVoice.apiId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.every((id) => id >= 6001 && id <= 6999)).toBe(true);
+    const others = [...Object.values(BUILTIN_VOICE_IDS), ...piperModels().flatMap((m) => m.piper.voices.map((v) => v.apiId))];
+    expect(ids.filter((id) => others.includes(id))).toEqual([]);
+    const heart = voices.find((v) => v.kokoroVoice.voice === 'af_heart')!.kokoroVoice;
+    expect(heart).toEqual(expect.objectContaining({ apiId: 6001, language: 'en', dialect: 'en-us', espeakVoice: 'en-us', gender: 'female' }));
+    const george = voices.find((v) => v.kokoroVoice.voice === 'bm_george')!.kokoroVoice;
+    expect(george).toEqual(expect.objectContaining({ language: 'en', dialect: 'en-gb', espeakVoice: 'en', gender: 'male' }));
+  });
+});
+
+describe('KokoroEngine', () => {
+  it('offers only verified voices, or every catalog voice when auto-pull will fetch them', async () => {
+    const modelsDir = await fresh('offer');
+    const s = kokoroStandIns(['af_heart', 'am_adam']);
+    await installKokoroStandIns(modelsDir, s);
+    // am_adam's file is replaced by an LFS pointer: never a voice, and named as what a first use must fetch.
+    await writeFile(join(modelsDir, 'kokoro-am_adam', 'voices/am_adam.bin'), LFS_POINTER);
+    const engine = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize });
+    const listed = await engine.listVoices();
+    expect(listed.map((v) => [v.apiId, v.key, v.gender])).toEqual([[6001, 'kokoro:en-us:af_heart', 'female']]);
+    const offering = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize, offerUninstalled: true });
+    const all = await offering.listVoices();
+    expect(all.map((v) => v.apiId)).toEqual([6001, 6012]);
+    expect((await offering.missingModels(all[1]!)).map((m) => m.name)).toEqual(['kokoro-am_adam']);
+    expect(await offering.missingModels(all[0]!)).toEqual([]);
+    await expect(offering.synthesize({ text: 'hi', voice: all[1]!, prosody }, ctx)).rejects.toThrow(/am_adam is not installed .*Git LFS pointer/);
+  });
+
+  it('reads the kokoro-onnx release names (tokens -> audio) as well as onnx-community\'s', async () => {
+    const modelsDir = await fresh('names');
+    const s = kokoroStandIns(['af_heart'], [], { idsName: 'tokens', outputName: 'audio' });
+    await installKokoroStandIns(modelsDir, s);
+    const engine = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize });
+    const [voice] = await engine.listVoices();
+    const out = await engine.synthesize({ text: 'hello world', voice: voice!, prosody }, ctx);
+    expect(out.sampleRate).toBe(24000);
+    expect(out.channels[0]!.length).toBeGreaterThan(1000);
+    await engine.close();
+  });
+
+  it('a verified model file that onnxruntime cannot load is a permanent failure naming the file', async () => {
+    const modelsDir = await fresh('broken');
+    const s = kokoroStandIns(['af_heart']);
+    // A site pinned bytes that are not an ONNX graph: they verify, and must still never become a retried "internal error".
+    s.files.get('kokoro-82m-v1.0')!['onnx/model.onnx'] = Buffer.from('not an onnx graph at all');
+    const pinned = kokoroStandIns(['af_heart']);
+    const entries: ModelEntry[] = pinned.entries.map((e) => (e.name === 'kokoro-82m-v1.0' ? pinToBytes(e, s.files.get(e.name)!) : e));
+    await installKokoroStandIns(modelsDir, s);
+    const engine = new KokoroEngine({ modelsDir, catalog: entries, phonemize });
+    const [voice] = await engine.listVoices();
+    const err = await engine.synthesize({ text: 'hello', voice: voice!, prosody }, ctx).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskFailure);
+    expect((err as TaskFailure).retryable).toBe(false);
+    expect((err as Error).message).toContain(join(modelsDir, 'kokoro-82m-v1.0', 'onnx/model.onnx'));
+  });
+
+  it('falls back to the built-in voice of the same language, gender and accent when the models cannot be had', async () => {
+    const modelsDir = await fresh('fallback');
+    const s = kokoroStandIns(['bm_george']);
+    const kokoro = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize, offerUninstalled: true });
+    const registry = createTtsRegistry({ extraEngines: [kokoro] });
+    const george = (await kokoro.listVoices())[0]!;
+    const off = await provisionVoice(registry, george.apiId!);
+    expect(off.voiceId).toBe(BUILTIN_VOICE_IDS['espeak:en-gb:m1']);
+    expect(off.note).toMatch(/kokoro-82m-v1.0 and kokoro-bm_george not installed or not verified, and MODELS_AUTO_PULL is off/);
+    const failed = await provisionVoice(registry, george.apiId!, async () => 'mirror said 404');
+    expect(failed).toEqual({ voiceId: BUILTIN_VOICE_IDS['espeak:en-gb:m1'], note: expect.stringContaining('(mirror said 404)') });
+    // A pull that installs the files keeps the voice.
+    const pulled = await provisionVoice(registry, george.apiId!, async () => {
+      await installKokoroStandIns(modelsDir, s);
+      return undefined;
+    });
+    expect(pulled).toEqual({ voiceId: george.apiId });
+  });
+
+  it('takes a Kokoro voice a site pins in MODELS_CATALOG_FILE, and refuses a misnamed one or a taken id', async () => {
+    const modelsDir = await fresh('site');
+    const s = kokoroStandIns([]);
+    const bytes = Buffer.alloc(522240, 7);
+    const file = { path: 'voices/ff_siwis.bin', url: 'https://example.invalid/voices/ff_siwis.bin', sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    const catalog = mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6101 }, files: [file] }] }), s.entries);
+    await installKokoroStandIns(modelsDir, s);
+    await mkdir(join(modelsDir, 'kokoro-ff_siwis', 'voices'), { recursive: true });
+    await writeFile(join(modelsDir, 'kokoro-ff_siwis', 'voices/ff_siwis.bin'), bytes);
+    const engine = new KokoroEngine({ modelsDir, catalog, phonemize });
+    expect((await engine.listVoices()).map((v) => [v.apiId, v.key, v.language, v.gender])).toEqual([[6101, 'kokoro:fr:ff_siwis', 'fr', 'female']]);
+    expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6101 }, files: [file] }] }))).toThrow(/must be named kokoro-ff_siwis/);
+    expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6001 }, files: [file] }] }))).toThrow(/6001 .* already another voice's/);
+  });
+
+  it('installed Kokoro voices become the podcast default for their language, best graded first; offered ones do not', async () => {
+    const modelsDir = await fresh('defaults');
+    const s = kokoroStandIns(['af_heart', 'am_adam', 'am_michael']);
+    const offered = createVoiceLibrary({ modelsDir, catalog: s.entries, autoPull: true });
+    expect(await offered.preferred!()).toEqual([]);
+    expect(defaultSpeakers(await offered.list(), 'en', await offered.preferred!()).map((v) => v.name)).toEqual(['espeak:en-us:f1', 'espeak:en-us:m1']);
+    await installKokoroStandIns(modelsDir, s);
+    const installed = createVoiceLibrary({ modelsDir, catalog: s.entries });
+    const preferred = await installed.preferred!();
+    expect(preferred).toEqual([6001, 6017, 6012]);
+    expect(defaultSpeakers(await installed.list(), 'en', preferred).map((v) => v.name)).toEqual(['kokoro:en-us:af_heart', 'kokoro:en-us:am_michael']);
+    // Other languages keep their built-in voices.
+    expect(defaultSpeakers(await installed.list(), 'de', preferred).map((v) => v.name)).toEqual(['espeak:de:f1', 'espeak:de:m1']);
+  });
+});

@@ -1,0 +1,137 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkModel } from '../../src/models/installed.js';
+import { writeCatalogFile } from '../fixtures/pinned-catalog.js';
+import { kokoroStandIns } from '../fixtures/kokoro-fixture.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * First use of a Kokoro voice with MODELS_AUTO_PULL on, no other step: a local mirror (MODELS_BASE_URL) serves
+ * stand-in files, a site catalog (MODELS_CATALOG_FILE) pins their checksums as the built-in catalog pins the real
+ * weights'. af_heart (6001) downloads, verifies and speaks through Kokoro; the mirror serves a Git LFS pointer for
+ * bf_emma (6021), which is never installed, and that task is spoken by the built-in engine, saying why.
+ */
+const API = '/audio/api/v1/api-keys';
+const LFS_POINTER = `version https://git-lfs.github.com/spec/v1\noid sha256:${'0'.repeat(64)}\nsize 522240\n`;
+const standIns = kokoroStandIns(['af_heart', 'bf_emma']);
+
+let app: TestApp;
+let modelsDir: string;
+let mirror: Server;
+const hits: string[] = [];
+
+beforeAll(async () => {
+  modelsDir = await mkdtemp(join(tmpdir(), 'soundry-kokoro-e2e-'));
+  mirror = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    const [, name, ...rest] = (req.url ?? '').split('/');
+    const path = rest.join('/');
+    if (name === 'kokoro-bf_emma') return void res.writeHead(200, { 'content-length': Buffer.byteLength(LFS_POINTER) }).end(LFS_POINTER);
+    const bytes = standIns.files.get(name ?? '')?.[path];
+    if (!bytes) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-length': bytes.length }).end(bytes);
+  });
+  await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
+  const catalogFile = await writeCatalogFile(join(modelsDir, 'catalog.json'), standIns.entries);
+  app = await startTestApp({ MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: base });
+}, 60_000);
+afterAll(async () => {
+  await app?.close();
+  await new Promise((r) => mirror?.close(r));
+  await rm(modelsDir, { recursive: true, force: true });
+});
+
+describe('a Kokoro voice on first use (MODELS_AUTO_PULL, local mirror)', () => {
+  it('is offered before any download, with its catalogue id, language and gender', async () => {
+    const { key } = await app.newKey();
+    const voices = (await app.get(`${API}/tts/voices?language=en&page_size=500`, key)).json.data.records;
+    expect(voices.find((v: any) => v.id === 6001)).toEqual(expect.objectContaining({ language: 'en', gender: 2, name: 'kokoro:en-us:af_heart' }));
+    expect(voices.find((v: any) => v.id === 6021)).toEqual(expect.objectContaining({ language: 'en', gender: 2, name: 'kokoro:en-gb:bf_emma' }));
+    expect(hits).toEqual([]);
+  });
+
+  it('downloads, verifies and speaks through Kokoro', async () => {
+    const { key } = await app.newKey();
+    const created = await app.post(`${API}/tts/task/create`, { voice_id: 6001, emotion: 0, speed: 1, language: 'en', text: 'Hello world. How are you today?' }, key);
+    const done = await app.waitTask(`${API}/tts/task/get`, 'global_id', created.json.data.job_id, key);
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.engine).toBe('kokoro');
+    expect(done.data.engine_note).toBeUndefined();
+    expect(done.data.duration).toBeGreaterThan(0.2);
+    expect(hits).toEqual(expect.arrayContaining(['/kokoro-82m-v1.0/onnx/model.onnx', '/kokoro-82m-v1.0/tokenizer.json', '/kokoro-af_heart/voices/af_heart.bin']));
+    for (const e of standIns.entries.filter((x) => x.name !== 'kokoro-bf_emma')) expect((await checkModel(modelsDir, e)).state).toBe('installed');
+    // Speed is Kokoro's own input: twice as fast, markedly shorter.
+    const fast = await app.post(`${API}/tts/task/create`, { voice_id: 6001, emotion: 0, speed: 2, language: 'en', text: 'Hello world. How are you today?' }, key);
+    const fastDone = await app.waitTask(`${API}/tts/task/get`, 'global_id', fast.json.data.job_id, key);
+    expect(fastDone.data.engine).toBe('kokoro');
+    expect(fastDone.data.duration).toBeLessThan(done.data.duration * 0.75);
+  }, 120_000);
+
+  it('never uses a file that fails verification: the built-in engine speaks and the result says why', async () => {
+    const { key } = await app.newKey();
+    const created = await app.post(`${API}/tts/task/create`, { voice_id: 6021, emotion: 0, speed: 1, language: 'en', text: 'Good morning.' }, key);
+    const done = await app.waitTask(`${API}/tts/task/get`, 'global_id', created.json.data.job_id, key);
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.engine).toBe('espeak');
+    expect(done.data.voice).toBe('espeak:en-gb:f1');
+    expect(done.data.engine_note).toMatch(/kokoro voice kokoro:en-gb:bf_emma unavailable \(kokoro-bf_emma could not be installed: .+\); spoken by the built-in engine/);
+    const emma = standIns.entries.find((x) => x.name === 'kokoro-bf_emma')!;
+    expect((await checkModel(modelsDir, emma)).state).not.toBe('installed');
+  }, 120_000);
+
+  it('an LFS pointer placed in MODELS_DIR is not a voice when auto-pull is off', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'soundry-kokoro-lfs-'));
+    try {
+      const { installKokoroStandIns } = await import('../fixtures/kokoro-fixture.js');
+      await installKokoroStandIns(dir, standIns);
+      await writeFile(join(dir, 'kokoro-82m-v1.0', 'onnx/model.onnx'), LFS_POINTER);
+      const catalogFile = await writeCatalogFile(join(dir, 'catalog.json'), standIns.entries);
+      const off = await startTestApp({ MODELS_DIR: dir, MODELS_CATALOG_FILE: catalogFile }, { workers: false });
+      try {
+        const { key } = await off.newKey();
+        const voices = (await off.get(`${API}/tts/voices?page_size=500`, key)).json.data.records;
+        expect(voices.some((v: any) => v.id >= 6001 && v.id < 7000)).toBe(false);
+      } finally {
+        await off.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('speaks an OpenAI voice name through its installed Kokoro namesake, and the others through their built-in voice', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'soundry-kokoro-openai-'));
+    try {
+      const { installKokoroStandIns } = await import('../fixtures/kokoro-fixture.js');
+      const nova = kokoroStandIns(['af_nova']);
+      await installKokoroStandIns(dir, nova);
+      const catalogFile = await writeCatalogFile(join(dir, 'catalog.json'), nova.entries);
+      const local = await startTestApp({ MODELS_DIR: dir, MODELS_CATALOG_FILE: catalogFile });
+      try {
+        const { key } = await local.newKey();
+        const speak = (voice: string) =>
+          fetch(`${local.baseUrl}/v1/audio/speech`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'tts-1', input: 'Hello there.', voice, response_format: 'wav' }),
+          });
+        const viaNova = await speak('nova');
+        expect(viaNova.status).toBe(200);
+        expect(viaNova.headers.get('x-soundry-voice')).toBe('6008');
+        await viaNova.arrayBuffer();
+        const viaCoral = await speak('coral');
+        expect(viaCoral.headers.get('x-soundry-voice')).toBe('1006');
+        await viaCoral.arrayBuffer();
+      } finally {
+        await local.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
