@@ -173,7 +173,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       : null,
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
-  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog });
+  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog, autoPull: config.MODELS_AUTO_PULL });
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
@@ -200,7 +200,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     async render(voice: { id: number; language: string }, text: string, path: string) {
       const out = await enginePool().run(
         'tts',
-        { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
+        // Never a download for a sample (a public route): a voice not downloaded yet is heard in its built-in stand-in.
+        { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1, pull: false },
         { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
       );
       await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });

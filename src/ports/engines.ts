@@ -38,6 +38,13 @@ export interface EngineVoice {
   engineVoice: string;
   /** Numeric API voice id fixed by the engine's own table (e.g. the model catalog), when it has one. */
   apiId?: number;
+  /** A voice of a neural model (Piper, Kokoro ...), as opposed to the built-in formant/diphone engines. */
+  neural?: boolean;
+  /**
+   * The catalog model that must be downloaded before this voice can speak (MODELS_AUTO_PULL lists such voices);
+   * absent when the voice's files are installed and verified.
+   */
+  pullModel?: string;
 }
 
 export interface TtsRequest {

@@ -9,6 +9,10 @@ export interface VoiceRecord {
   emotion: string[];
   name: string;
   display_name: string;
+  /** Soundry addition: present (true) on neural voices only. */
+  neural?: true;
+  /** Soundry addition: present (false) on a neural voice whose model is downloaded by its first task (MODELS_AUTO_PULL). */
+  downloaded?: false;
 }
 
 export interface VoiceLibrary {

@@ -14,6 +14,11 @@ export interface TtsRegistry {
   japanese: JapaneseReader;
   listVoices(): Promise<VoiceRecord[]>;
   resolveVoice(id: number): Promise<{ voice: EngineVoice; engine: TtsEngine } | null>;
+  /**
+   * The built-in (espeak) voice a neural voice falls back to when its model cannot be had: same language and gender,
+   * else same language. Every spec language has espeak voices of both genders, so this is null only for a foreign key.
+   */
+  builtinVoice(language: string, gender: EngineVoice['gender']): Promise<{ id: number; voice: EngineVoice; engine: TtsEngine } | null>;
 }
 
 /**
@@ -55,6 +60,11 @@ export function createTtsRegistry(deps: { extraEngines?: TtsEngine[]; espeak?: E
     async resolveVoice(id: number) {
       const hit = (await catalogue()).find((e) => e.id === id);
       return hit ? { voice: hit.voice, engine: hit.engine } : null;
+    },
+    async builtinVoice(language, gender) {
+      // espeak, not flite: flite reads Latin script only, espeak speaks every spec language.
+      const own = (await catalogue()).filter((e) => e.engine === espeak && e.voice.language === language);
+      return own.find((e) => e.voice.gender === gender) ?? own[0] ?? null;
     },
   };
 }

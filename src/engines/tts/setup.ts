@@ -7,13 +7,18 @@ import { createTtsRegistry, type TtsRegistry } from './registry.js';
  * Every TTS engine Soundry has: the built-ins (espeak, flite) and Piper voices installed in
  * MODELS_DIR, phonemized by the same espeak instance.
  */
-export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number; catalog?: readonly ModelEntry[]; executionProviders?: readonly string[] }): TtsRegistry {
+export function createTtsEngines(opts: {
+  modelsDir: string; onnxThreads?: number; catalog?: readonly ModelEntry[]; executionProviders?: readonly string[];
+  /** MODELS_AUTO_PULL: neural voices whose model is not installed are listed too, marked for download on first use. */
+  autoPull?: boolean;
+}): TtsRegistry {
   let registry: TtsRegistry | null = null;
   const piper = new PiperEngine({
     modelsDir: opts.modelsDir,
     ...(opts.catalog ? { catalog: opts.catalog } : {}),
     intraOpThreads: opts.onnxThreads ?? 1,
     ...(opts.executionProviders ? { executionProviders: opts.executionProviders } : {}),
+    listPullable: opts.autoPull ?? false,
     phonemize: (text, voice) => registry!.espeak.phonemizeIpa(text, voice),
   });
   registry = createTtsRegistry({ extraEngines: [piper] });
@@ -25,7 +30,7 @@ export function createTtsEngines(opts: { modelsDir: string; onnxThreads?: number
  * for `refreshMs` so a create does not stat every model file; a model pulled by the CLI (another
  * process) shows up within that time.
  */
-export function createVoiceLibrary(opts: { modelsDir: string; catalog?: readonly ModelEntry[]; refreshMs?: number; now?: () => number }): VoiceLibrary {
+export function createVoiceLibrary(opts: { modelsDir: string; catalog?: readonly ModelEntry[]; autoPull?: boolean; refreshMs?: number; now?: () => number }): VoiceLibrary {
   const registry = createTtsEngines(opts);
   const now = opts.now ?? Date.now;
   const refreshMs = opts.refreshMs ?? 5000;

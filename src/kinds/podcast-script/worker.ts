@@ -62,9 +62,15 @@ export function withinLimits(script: PodcastScript, scriptMaxChars: number): Pod
   };
 }
 
-/** Two hosts by default: a woman and a man speaking the podcast's language, when both exist. */
+/**
+ * Two hosts by default: a woman and a man speaking the podcast's language, when both exist. An installed neural
+ * voice comes before the built-in ones of its gender; a neural voice not downloaded yet comes last (a default never
+ * starts a download the user did not ask for).
+ */
 export function defaultSpeakers(voices: VoiceRecord[], language: string): VoiceRecord[] {
-  const own = voices.filter((v) => v.language === language);
+  const rank = (v: VoiceRecord) => (!v.neural ? 1 : v.downloaded === false ? 2 : 0);
+  // sort is stable: within a rank, the voice list's order.
+  const own = voices.filter((v) => v.language === language).sort((a, b) => rank(a) - rank(b));
   const female = own.find((v) => v.gender === 2);
   const male = own.find((v) => v.gender === 1);
   const picked = [female, male].filter((v): v is VoiceRecord => Boolean(v));

@@ -63,6 +63,7 @@ export class TtsKindApi implements KindApi<TtsCreateBody> {
       data.output = await tools.fileUrl(result.outputKey);
       data.duration = result.durationSeconds;
       data.engine = task.engine;
+      if (result.engineNote) data.engine_note = result.engineNote;
       data.voice = result.voiceKey;
       data.emotion = result.emotion;
       data.credits = task.charged;

@@ -32,6 +32,22 @@ export const OPENAI_VOICES: Readonly<Record<string, string>> = {
   cedar: 'espeak:en-us:m1',
 };
 
+/**
+ * The voice an OpenAI voice name speaks with: the installed English neural voices of the mapped voice's gender
+ * when there are any (the names of one gender spread over them in table order), else the built-in voice above.
+ * A neural voice not downloaded yet is never picked for a name: a client that did not ask for it waits on no download.
+ */
+export function openAiVoice(name: string, all: readonly VoiceRecord[]): VoiceRecord | null {
+  const key = OPENAI_VOICES[name];
+  const builtin = key ? all.find((v) => v.name === key) : undefined;
+  if (!builtin) return null;
+  const neural = all.filter((v) => v.neural && v.downloaded !== false && v.language === 'en' && v.gender === builtin.gender);
+  if (neural.length === 0) return builtin;
+  const gender = (alias: string) => all.find((v) => v.name === OPENAI_VOICES[alias])?.gender;
+  const peers = Object.keys(OPENAI_VOICES).filter((alias) => gender(alias) === builtin.gender);
+  return neural[peers.indexOf(name) % neural.length]!;
+}
+
 /** OpenAI's pcm (and what every other format is resampled to): 24 kHz mono. */
 export const OPENAI_SAMPLE_RATE = 24_000;
 
@@ -90,8 +106,7 @@ export class OpenAiSpeech {
   async resolveVoice(requested: string): Promise<VoiceRecord | null> {
     const all = await this.deps.voices.list();
     const wanted = requested.trim();
-    const mapped = OPENAI_VOICES[wanted.toLowerCase()];
-    if (mapped) return all.find((v) => v.name === mapped) ?? null;
+    if (OPENAI_VOICES[wanted.toLowerCase()]) return openAiVoice(wanted.toLowerCase(), all);
     if (/^\d+$/.test(wanted)) return all.find((v) => v.id === Number(wanted)) ?? null;
     return all.find((v) => v.name === wanted) ?? all.find((v) => v.display_name.toLowerCase() === wanted.toLowerCase()) ?? null;
   }

@@ -35,6 +35,7 @@ export class TtsHandler implements TaskHandler {
       voiceKey: out.voiceKey,
       emotion: out.emotion,
       characters: countCharacters(params.text),
+      ...(out.engineNote ? { engineNote: out.engineNote } : {}),
     };
     return { result, engine: out.engine, price: ttsCredits(params.text), audioSeconds: durationSeconds };
   }
