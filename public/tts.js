@@ -63,7 +63,9 @@ class TtsPage extends HTMLElement {
       ...shown.map((v) => {
         const radio = h('input', { type: 'radio', name: 'voice_id', value: v.id, id: `tts-voice-${v.id}`, checked: String(v.id) === checked });
         radio.voice = v;
-        const describe = `${v.display_name} (${v.language}, ${GENDERS[v.gender] ?? 'voice'})`;
+        // Neural voices say so; one not downloaded yet warns that its first use downloads the model (docs/api.md).
+        const kind = v.neural ? (v.downloaded === false ? ', neural, downloaded on first use' : ', neural') : '';
+        const describe = `${v.display_name} (${v.language}, ${GENDERS[v.gender] ?? 'voice'}${kind})`;
         return h('div', { class: 'voice' }, radio, h('label', { for: radio.id, text: describe }),
           h('button', { type: 'button', 'aria-label': `Preview ${v.display_name}`, text: 'Preview', onclick: () => this.play(v) }));
       }),
@@ -107,8 +109,10 @@ class TtsPage extends HTMLElement {
 
   show(done) {
     const player = h('sd-player');
-    const facts = `${done.duration?.toFixed?.(1) ?? '?'} s, voice ${done.voice ?? ''}, emotion ${done.emotion ?? ''}, ${done.credits ?? 0} credit(s)`;
-    this.result.replaceChildren(h('h3', { text: 'Result' }), player, h('p', { text: facts }));
+    const facts = `${done.duration?.toFixed?.(1) ?? '?'} s, voice ${done.voice ?? ''}, engine ${done.engine ?? ''}, emotion ${done.emotion ?? ''}, ${done.credits ?? 0} credit(s)`;
+    // The neural voice asked for did not speak (its model could not be downloaded): why, and who spoke instead.
+    const note = done.engine_note ? [h('p', { class: 'engine-note', role: 'note', text: `Built-in voice used: ${done.engine_note}` })] : [];
+    this.result.replaceChildren(h('h3', { text: 'Result' }), player, h('p', { text: facts }), ...note);
     this.result.hidden = false;
     player.setup({ label: 'Speech', src: done.output });
     document.dispatchEvent(new CustomEvent('sd-balance'));

@@ -106,7 +106,9 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
         if (!language) throw new SoundryError(`--language must be all or one of ${TTS_LANGUAGES.join(', ')}`, 'input');
         return client.tts.run({ voice_id: voiceId, emotion: o.emotion, speed: o.speed, language, text, format }, o.output, { onProgress });
       });
-      deps.print({ file: result.file, voice: result.data.voice, duration: result.data.duration, credits: result.data.credits });
+      // engine_note: the neural voice asked for could not be had and a built-in voice spoke (docs/api.md).
+      const { engine, engine_note: engineNote } = result.data;
+      deps.print({ file: result.file, voice: result.data.voice, engine, ...(engineNote ? { engine_note: engineNote } : {}), duration: result.data.duration, credits: result.data.credits });
     });
 
   program
@@ -124,7 +126,9 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
       const format = o.format === 'mp3' || o.format === 'wav' || o.format === 'flac' ? o.format : null;
       if (!format) throw new SoundryError('--format must be mp3, wav or flac', 'input');
       const result = await withClient((client, onProgress) => client.separation.run(input, { modelType: o.model, outputDir: o.output, format, onProgress }));
-      deps.print({ files: result.files, engine: result.data.engine, credits: result.data.credits });
+      // Why the built-in engine ran, and which stems it doubted: a script reading the output should see both.
+      const { engine_note: engineNote, stem_notes: stemNotes } = result.data;
+      deps.print({ files: result.files, engine: result.data.engine, ...(engineNote ? { engine_note: engineNote } : {}), ...(stemNotes ? { stem_notes: stemNotes } : {}), credits: result.data.credits });
     });
 
   const enhance = program
