@@ -160,6 +160,35 @@ describe('MODELS_AUTO_PULL on: catalog voices before their model is installed', 
   }, 120_000);
 });
 
+describe('podcasts with neural hosts', () => {
+  const TEXT = 'Bees pollinate most flowering plants. A colony can hold fifty thousand bees in summer. Beekeepers move hives to orchards in spring. Losses in winter have grown in many countries, and researchers study mites and weather as causes.';
+  async function script(body: Record<string, unknown>) {
+    const created = await app.post(`${API}/podcast/script/create`, { source_type: 4, text: TEXT, style: 1, duration: 1, language: 'en', ...body }, key);
+    expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
+    const s = await app.waitTask(`${API}/podcast/script/get`, 'global_id', created.json.data.global_id, key, 120_000);
+    expect(s.data.status, JSON.stringify(s)).toBe('success');
+    return s.data;
+  }
+
+  it('default hosts prefer the installed neural voice (Ryan, now installed) and never one not downloaded (Lessac)', async () => {
+    const s = await script({ speakers: [] });
+    const ids = new Set(s.podcast_script.map((l: any) => l.voice_id));
+    expect(ids.has('5002'), JSON.stringify([...ids])).toBe(true);
+    expect(ids.has('5001')).toBe(false);
+  }, 180_000);
+
+  it('a host whose neural voice cannot be downloaded is spoken by a built-in voice, and the episode says why', async () => {
+    const s = await script({ speakers: [5002, 5001] });
+    const created = await app.post(`${API}/podcast/audio/create`, { title: s.title, processed_content: s.processed_content, podcast_script: s.podcast_script, hightlights: s.hightlights, global_id: s.global_id }, key);
+    expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
+    const a = await app.waitTask(`${API}/podcast/audio/get`, 'global_id', created.json.data.global_id, key, 180_000);
+    expect(a.data.status, JSON.stringify(a)).toBe('success');
+    // The first failure is remembered (no second download of a model that just failed its checksum).
+    expect(a.data.engine_note).toMatch(/^voice 5001 .*piper-en_US-lessac-medium.*checksum mismatch.*built-in voice \d+/);
+    expect(a.data.engine_note).not.toMatch(/voice 5002/);
+  }, 240_000);
+});
+
 describe('MODELS_AUTO_PULL off', () => {
   it('lists no voice whose model is not installed', async () => {
     const off = await startTestApp({ MODELS_DIR: join(modelsDir, 'empty'), MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'false' }, { workers: false });

@@ -43,6 +43,8 @@ export class PodcastAudioHandler implements TaskHandler {
     const lead = music ? MUSIC_INTRO : LEAD_IN;
     let cursor = Math.round(lead * RATE);
     let engine = '';
+    // A host whose neural voice could not be downloaded is spoken by a built-in voice: said once per reason.
+    const notes = new Set<string>();
     for (const [i, line] of p.lines.entries()) {
       const out = await this.deps.threads.run(
         'tts',
@@ -55,6 +57,7 @@ export class PodcastAudioHandler implements TaskHandler {
       pieces.push(samples);
       cursor += samples.length;
       engine = engine && engine !== out.engine ? 'mixed' : out.engine;
+      if (out.engineNote) notes.add(out.engineNote);
     }
     const total = cursor + Math.round((music ? MUSIC_OUTRO : TAIL) * RATE);
     const mix = new Float32Array(total);
@@ -96,6 +99,7 @@ export class PodcastAudioHandler implements TaskHandler {
       hightlights: p.hightlights.map((h) => ({ ...h, start_time: startOf(h.script_start_index) })),
       podcast_script_txt: renderTranscript({ title: p.title, podcast_script: podcastScript }),
       avatar: p.lines[0]?.avatar ?? '',
+      ...(notes.size > 0 ? { engineNote: [...notes].join('. ') } : {}),
     };
     return {
       result,
