@@ -58,7 +58,9 @@ class TtsPage extends HTMLElement {
     const needle = this.search.value.trim().toLowerCase();
     const shown = (this.voices ?? []).filter((v) => !needle || `${v.display_name} ${v.name}`.toLowerCase().includes(needle));
     const previous = this.voiceList.querySelector('input:checked')?.value;
-    const checked = shown.some((v) => String(v.id) === previous) ? previous : String(shown[0]?.id);
+    // Preselected: the voice chosen before, else an installed neural voice (the best this server has), else the first.
+    const preferred = shown.find((v) => v.neural && v.downloaded !== false) ?? shown[0];
+    const checked = shown.some((v) => String(v.id) === previous) ? previous : String(preferred?.id);
     this.voiceList.replaceChildren(
       ...shown.map((v) => {
         const radio = h('input', { type: 'radio', name: 'voice_id', value: v.id, id: `tts-voice-${v.id}`, checked: String(v.id) === checked });

@@ -93,13 +93,15 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
     .description('text to speech on the server at SOUNDRY_URL: writes the audio file')
     .argument('<text>', 'the text to speak')
     .option('-o, --output <file>', 'output file (.mp3 or .wav)', 'speech.mp3')
-    .option('--voice <id>', 'voice id (default: the first voice of --language)', intOption('--voice', 1, Number.MAX_SAFE_INTEGER))
+    .option('--voice <id>', 'voice id (default: an installed neural voice of --language, else its first voice)', intOption('--voice', 1, Number.MAX_SAFE_INTEGER))
     .option('--language <key>', 'language key (en, de, ja ...)', 'en')
     .option('--emotion <id>', 'emotion id 0-8 (0 auto)', intOption('--emotion', 0, 8), 0)
     .option('--speed <x>', 'speed multiplier (0.5, 1, 2)', (v) => Number(v), 1)
     .action(async (text: string, o: { output: string; voice?: number; language: string; emotion: number; speed: number }) => {
       const result = await withClient(async (client, onProgress) => {
-        const voiceId = o.voice ?? (await client.tts.voices({ language: o.language }))[0]?.id;
+        // The default voice: an installed neural one when the server has it (never one it would first download).
+        const voices = o.voice === undefined ? await client.tts.voices({ language: o.language }) : [];
+        const voiceId = o.voice ?? (voices.find((v) => v.neural && v.downloaded !== false) ?? voices[0])?.id;
         if (voiceId === undefined) throw new SoundryError(`The server has no voice for language ${o.language}`, 'input');
         const format = extname(o.output).toLowerCase() === '.wav' ? 'wav' : 'mp3';
         const language = o.language === 'all' || isTtsLanguage(o.language) ? o.language : null;

@@ -46,6 +46,10 @@ describe.skipIf(!HAS_CHROMIUM)('console: engine notes in a real browser', () => 
     await page.getByLabel('Language').selectOption('en');
     await page.getByLabel('Gender').selectOption('2');
     const lessac = page.getByLabel('Lessac (US English) (en, female, neural, downloaded on first use)');
+    await lessac.waitFor();
+    // Preselected: a built-in voice, never a neural one that a task would first have to download.
+    const preselected = page.getByRole('radiogroup', { name: 'Voices' }).locator('input:checked');
+    expect(Number(await preselected.getAttribute('value'))).toBeLessThan(5000);
     await lessac.check();
     await page.getByLabel('Text', { exact: true }).fill('Hello from a neural voice.');
     await page.getByRole('button', { name: 'Create speech' }).click();

@@ -1,9 +1,11 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { piperModels, type TtsModelEntry } from '../../src/models/catalog.js';
 import { modelFilePath } from '../../src/models/download.js';
@@ -19,6 +21,8 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
  * the task runs on the built-in voice of the same language and gender and says why.
  */
 const API = '/audio/api/v1/api-keys';
+const run = promisify(execFile);
+const ROOT = new URL('../..', import.meta.url).pathname;
 const byId = (id: number) => piperModels().find((m) => m.piper.voices.some((v) => v.apiId === id))!;
 const ryan = byId(5002); // en, male: served intact, slowly
 const lessac = byId(5001); // en, female: served with bytes that are not the catalog's
@@ -143,6 +147,13 @@ describe('MODELS_AUTO_PULL on: catalog voices before their model is installed', 
     expect(alias('onyx')).toBe(5002);
     expect(alias('nova')).toBe(1007); // female: Lessac is not installed, the built-in voice stays
   });
+
+  it('the CLI speaks with the installed neural voice by default', async () => {
+    const { stdout } = await run(process.execPath, [join(ROOT, 'bin/soundry.js'), 'tts', 'Hello from the command line.', '--language', 'en', '-o', 'cli.mp3'], {
+      cwd: app.dataDir, env: { ...process.env, SOUNDRY_URL: app.baseUrl, SOUNDRY_API_KEY: key, LOG_LEVEL: 'silent' },
+    });
+    expect(JSON.parse(stdout.trim())).toEqual(expect.objectContaining({ file: 'cli.mp3', voice: 'piper:en_US-ryan-medium', engine: 'piper' }));
+  }, 60_000);
 
   it('a download that fails its checksum: the task succeeds on the built-in voice, says why, and installs nothing', async () => {
     const done = await speak(5001);
