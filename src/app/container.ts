@@ -50,6 +50,7 @@ import { JobRunner } from '../jobs/runner.js';
 import { EngineThreadPool } from './thread-pool.js';
 import type { TaskHandler } from '../jobs/handler.js';
 import { createVoiceLibrary } from '../engines/tts/setup.js';
+import { VoiceModels } from '../kinds/tts/voice-models.js';
 import { chooseExecutionProviders } from '../engines/onnx-provider.js';
 import { loadCatalog } from '../models/catalog-file.js';
 import { loadOrCreateSecret } from './secret.js';
@@ -174,6 +175,10 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
   const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog, autoPull: config.MODELS_AUTO_PULL });
+  // MODELS_AUTO_PULL for TTS voices, on this process's event loop (one per process: failures remembered per model).
+  const voiceModels = new VoiceModels({
+    voices, catalog, modelsDir: config.MODELS_DIR, autoPull: config.MODELS_AUTO_PULL, ...(config.MODELS_BASE_URL ? { baseUrl: config.MODELS_BASE_URL } : {}),
+  });
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
@@ -201,14 +206,14 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       const out = await enginePool().run(
         'tts',
         // Never a download for a sample (a public route): a voice not downloaded yet is heard in its built-in stand-in.
-        { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1, pull: false },
+        { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
         { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
       );
       await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });
     },
   };
   // Synchronous speech runs on this node's own engine threads (the short lane), like voice samples.
-  const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg });
+  const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg, models: voiceModels });
   const taskService = new TaskService({
     tasks,
     queue,
@@ -320,7 +325,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         : new BuiltinScriptGenerator();
       const threads = enginePool();
       const workerKinds: WorkerKinds = checkWorkerKinds({
-        tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg }),
+        tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg, models: voiceModels }),
         enhance: new EnhanceHandler({
           threads,
           blobs,
@@ -353,6 +358,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
           target: { integrated: config.PODCAST_LOUDNESS_LUFS, truePeak: -1.5, range: 11 },
           musicFile: config.PODCAST_MUSIC_FILE,
           modelsDir: config.MODELS_DIR,
+          models: voiceModels,
         }),
       });
       // A worker takes only WORKER_KINDS (e.g. separation and enhance on a GPU box).

@@ -18,4 +18,6 @@ export interface VoiceRecord {
 export interface VoiceLibrary {
   list(): Promise<VoiceRecord[]>;
   find(id: number): Promise<VoiceRecord | null>;
+  /** The catalog model a listed voice needs downloaded before it can speak (MODELS_AUTO_PULL); null when none. */
+  modelToDownload(id: number): Promise<string | null>;
 }

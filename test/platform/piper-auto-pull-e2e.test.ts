@@ -27,6 +27,7 @@ const byId = (id: number) => piperModels().find((m) => m.piper.voices.some((v) =
 const ryan = byId(5002); // en, male: served intact, slowly
 const lessac = byId(5001); // en, female: served with bytes that are not the catalog's
 const kerstin = byId(5004); // de, female: never asked for by a task
+const denis = byId(5012); // ru, male: served slowly, asked for by two tasks at once
 
 function standIn(entry: TtsModelEntry): Record<string, Uint8Array> {
   return {
@@ -34,8 +35,10 @@ function standIn(entry: TtsModelEntry): Record<string, Uint8Array> {
     [entry.piper.configFile]: Buffer.from(JSON.stringify(tinyPiperConfig({ sampleRate: entry.piper.sampleRate }))),
   };
 }
-const files = new Map<string, { bytes: Uint8Array; slow: boolean }>();
-for (const [entry, slow] of [[ryan, true], [lessac, false], [kerstin, false]] as const) {
+/** Milliseconds between the eight chunks a file is served in (0: at once). Denis takes ~6 s, so a second task for it
+ * (on the other engine thread, which may first have to start) arrives while the first still downloads. */
+const files = new Map<string, { bytes: Uint8Array; slow: number }>();
+for (const [entry, slow] of [[ryan, 250], [lessac, 0], [kerstin, 0], [denis, 800]] as const) {
   for (const [path, bytes] of Object.entries(standIn(entry))) files.set(`/${entry.name}/${path}`, { bytes, slow });
 }
 
@@ -58,19 +61,20 @@ beforeAll(async () => {
     if (url.startsWith(`/${lessac.name}/`) && url.endsWith('.onnx')) body = Buffer.from(body).fill(7, 40, 80);
     res.writeHead(200, { 'content-length': body.length });
     if (!file.slow) return void res.end(body);
-    // Trickled over ~2 s so the task's progress can be seen moving during the download.
+    // Trickled in eight chunks so the task's progress can be seen moving during the download.
     const step = Math.ceil(body.length / 8);
     for (let at = 0; at < body.length; at += step) {
       res.write(body.subarray(at, at + step));
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, file.slow));
     }
     res.end();
   });
   await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
   // The site catalog pins the stand-ins' genuine bytes, as the built-in catalog pins the real weights.
-  catalogFile = await writeCatalogFile(join(modelsDir, 'site-catalog.json'), [ryan, lessac, kerstin].map((e) => pinToBytes(e, standIn(e))));
-  app = await startTestApp({ MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: base });
+  catalogFile = await writeCatalogFile(join(modelsDir, 'site-catalog.json'), [ryan, lessac, kerstin, denis].map((e) => pinToBytes(e, standIn(e))));
+  // Two engine threads, so two TTS tasks can run (and want the same model) at once.
+  app = await startTestApp({ WORKER_THREADS: '2', MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: base });
   ({ key } = await app.newKey({ credits: 1000 }));
 }, 60_000);
 
@@ -85,8 +89,8 @@ async function voiceRecord(id: number) {
   return json.data.records.find((v: any) => v.id === id);
 }
 
-async function speak(voiceId: number, onPoll?: (data: any) => void) {
-  const created = await app.post(`${API}/tts/task/create`, { voice_id: voiceId, emotion: 0, speed: 1, language: 'en', text: 'Hello there. How are you today?' }, key);
+async function speak(voiceId: number, onPoll?: (data: any) => void, language = 'en', text = 'Hello there. How are you today?') {
+  const created = await app.post(`${API}/tts/task/create`, { voice_id: voiceId, emotion: 0, speed: 1, language, text }, key);
   expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -154,6 +158,13 @@ describe('MODELS_AUTO_PULL on: catalog voices before their model is installed', 
     });
     expect(JSON.parse(stdout.trim())).toEqual(expect.objectContaining({ file: 'cli.mp3', voice: 'piper:en_US-ryan-medium', engine: 'piper' }));
   }, 60_000);
+
+  it('two tasks for the same voice at once download its model once, and both speak with Piper', async () => {
+    const [a, b] = await Promise.all([speak(5012, undefined, 'ru', 'Привет. Как дела?'), speak(5012, undefined, 'ru', 'Добрый день.')]);
+    expect([a.status, b.status], JSON.stringify([a, b])).toEqual(['success', 'success']);
+    expect([a.engine, b.engine], JSON.stringify([a, b])).toEqual(['piper', 'piper']);
+    expect(hits.filter((h) => h === `/${denis.name}/${denis.piper.modelFile}`)).toHaveLength(1);
+  }, 120_000);
 
   it('a download that fails its checksum: the task succeeds on the built-in voice, says why, and installs nothing', async () => {
     const done = await speak(5001);

@@ -48,5 +48,9 @@ export function createVoiceLibrary(opts: { modelsDir: string; catalog?: readonly
     async find(id) {
       return (await current().byId).get(id) ?? null;
     },
+    // Looked up afresh (a stat per model), not from the cached list: a download that just finished must not be repeated.
+    async modelToDownload(id) {
+      return (await registry.resolveVoice(id))?.voice.pullModel ?? null;
+    },
   };
 }

@@ -11,6 +11,11 @@ export interface TtsJob {
   voiceId: number;
   emotion: number;
   speed: number;
+  /**
+   * Why the voice's neural model could not be had, when the process side tried to download it (MODELS_AUTO_PULL,
+   * src/kinds/tts/voice-models.ts). A voice whose model is still not installed speaks with its built-in stand-in.
+   */
+  unavailable?: string;
 }
 
 export interface TtsOutput {
@@ -24,15 +29,6 @@ export interface TtsOutput {
 }
 
 /**
- * MODELS_AUTO_PULL for a voice listed before its model is installed: downloads and verifies `model` (progress 0..1);
- * undefined when it is now installed, else why not in one readable sentence. Absent: such voices are not downloaded.
- */
-export type PullVoiceModel = (model: string, ctx: EngineContext) => Promise<string | undefined>;
-
-/** Of a task's progress, the share a first-use download takes (downloads dominate a short text's synthesis). */
-const PULL_SHARE = 0.6;
-
-/**
  * The single TTS entry point of the worker thread. Inputs were validated by the API, but the worker
  * re-checks what it depends on: a voice may have disappeared (model removed) since the task was queued.
  *
@@ -40,7 +36,7 @@ const PULL_SHARE = 0.6;
  * refuse a mismatch instead of letting the voice's language win, because a Chinese voice reading
  * English text (or the reverse) is unintelligible, and a silent substitution would bill for garbage.
  */
-export async function synthesize(job: TtsJob, registry: TtsRegistry, ctx: EngineContext, pull?: PullVoiceModel): Promise<TtsOutput> {
+export async function synthesize(job: TtsJob, registry: TtsRegistry, ctx: EngineContext): Promise<TtsOutput> {
   const resolved = await registry.resolveVoice(job.voiceId);
   if (!resolved) throw new TaskFailure(`unknown voice ${job.voiceId} (see the voice list)`);
   let { voice, engine } = resolved;
@@ -55,19 +51,13 @@ export async function synthesize(job: TtsJob, registry: TtsRegistry, ctx: Engine
   if (!/[\p{L}\p{N}]/u.test(job.text)) throw new TaskFailure('the text has nothing to say (no letters or digits)');
   let engineNote: string | undefined;
   if (voice.pullModel) {
-    const why = pull
-      ? await pull(voice.pullModel, { ...ctx, onProgress: (f) => ctx.onProgress(PULL_SHARE * f) })
-      : `its model ${voice.pullModel} is not downloaded yet`;
-    ctx.signal.throwIfAborted();
-    if (why) {
-      // The task still speaks, in the built-in voice of the same language and gender, and its result says so.
-      const builtin = await registry.builtinVoice(voice.language, voice.gender);
-      if (!builtin) throw new TaskFailure(`voice ${job.voiceId} cannot speak: ${why}`);
-      engineNote = `voice ${job.voiceId} (${voice.displayName}) was not used: ${why}; spoken by the built-in voice ${builtin.id} (${builtin.voice.displayName})`;
-      ({ voice, engine } = builtin);
-    }
-    const outer = ctx;
-    ctx = { ...outer, onProgress: (f) => outer.onProgress(PULL_SHARE + (1 - PULL_SHARE) * f) };
+    // Its model is not installed (the download failed, or none was tried): the task still speaks, in the built-in
+    // voice of the same language and gender, and its result says so. A file that failed verification is never opened.
+    const why = job.unavailable ?? `its model ${voice.pullModel} is not downloaded yet`;
+    const builtin = await registry.builtinVoice(voice.language, voice.gender);
+    if (!builtin) throw new TaskFailure(`voice ${job.voiceId} cannot speak: ${why}`);
+    engineNote = `voice ${job.voiceId} (${voice.displayName}) was not used: ${why}; spoken by the built-in voice ${builtin.id} (${builtin.voice.displayName})`;
+    ({ voice, engine } = builtin);
   }
   const emotionId = job.emotion === 0 ? chooseAutoEmotion(job.text, voice.language) : job.emotion;
   const audio = await synthesizeText(

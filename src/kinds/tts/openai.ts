@@ -8,6 +8,7 @@ import type { Caller } from '../../services/auth.js';
 import type { EngineThreads } from '../threads.js';
 import type { TtsKindApi } from './api.js';
 import type { OpenAiSpeechBody } from './contract.js';
+import type { VoiceModels } from './voice-models.js';
 
 /** Model names OpenAI clients send; every one is rendered by Soundry's own engines (docs/api.md). */
 export const OPENAI_SPEECH_MODELS = ['tts-1', 'tts-1-hd', 'gpt-4o-mini-tts', 'gpt-4o-mini-tts-2025-03-20', 'gpt-4o-mini-tts-2025-12-15', 'soundry-tts'] as const;
@@ -99,7 +100,7 @@ export class SpeechRefusal extends AppError {
  */
 export class OpenAiSpeech {
   constructor(
-    private readonly deps: { voices: VoiceLibrary; tts: TtsKindApi; threads: () => EngineThreads; accounts: AccountStore; ffmpeg: string },
+    private readonly deps: { voices: VoiceLibrary; tts: TtsKindApi; threads: () => EngineThreads; accounts: AccountStore; ffmpeg: string; models: VoiceModels },
   ) {}
 
   /** An OpenAI voice name, a Soundry voice id ("1005") or a Soundry voice name ("espeak:en-us:f1"). */
@@ -156,11 +157,14 @@ export class OpenAiSpeech {
     const started = new Promise<PipeEncoder | null>((r) => (ready = r));
     const produce = (async () => {
       try {
+        // A neural voice not installed yet is downloaded before the first sentence (MODELS_AUTO_PULL; the client waits
+        // for its first bytes); one that cannot be had speaks with its built-in stand-in.
+        const unavailable = await this.deps.models.ensure(plan.voice.id, { signal, onProgress: () => {} });
         for (const sentence of plan.sentences) {
           if (signal.aborted) throw signal.reason;
           const out = await this.deps.threads().run(
             'tts',
-            { text: sentence.text, language: plan.voice.language, voiceId: plan.voice.id, emotion: plan.emotion, speed: plan.speed },
+            { text: sentence.text, language: plan.voice.language, voiceId: plan.voice.id, emotion: plan.emotion, speed: plan.speed, ...(unavailable ? { unavailable } : {}) },
             { signal, onProgress: () => {} },
           );
           if (!encoder) {
