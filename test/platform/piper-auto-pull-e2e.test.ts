@@ -28,6 +28,7 @@ const ryan = byId(5002); // en, male: served intact, slowly
 const lessac = byId(5001); // en, female: served with bytes that are not the catalog's
 const kerstin = byId(5004); // de, female: never asked for by a task
 const denis = byId(5012); // ru, male: served slowly, asked for by two tasks at once
+const irina = byId(5011); // ru, female: first asked for on /v1/audio/speech
 
 function standIn(entry: TtsModelEntry): Record<string, Uint8Array> {
   return {
@@ -38,7 +39,7 @@ function standIn(entry: TtsModelEntry): Record<string, Uint8Array> {
 /** Milliseconds between the eight chunks a file is served in (0: at once). Denis takes ~6 s, so a second task for it
  * (on the other engine thread, which may first have to start) arrives while the first still downloads. */
 const files = new Map<string, { bytes: Uint8Array; slow: number }>();
-for (const [entry, slow] of [[ryan, 250], [lessac, 0], [kerstin, 0], [denis, 800]] as const) {
+for (const [entry, slow] of [[ryan, 250], [lessac, 0], [kerstin, 0], [denis, 800], [irina, 0]] as const) {
   for (const [path, bytes] of Object.entries(standIn(entry))) files.set(`/${entry.name}/${path}`, { bytes, slow });
 }
 
@@ -72,7 +73,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
   // The site catalog pins the stand-ins' genuine bytes, as the built-in catalog pins the real weights.
-  catalogFile = await writeCatalogFile(join(modelsDir, 'site-catalog.json'), [ryan, lessac, kerstin, denis].map((e) => pinToBytes(e, standIn(e))));
+  catalogFile = await writeCatalogFile(join(modelsDir, 'site-catalog.json'), [ryan, lessac, kerstin, denis, irina].map((e) => pinToBytes(e, standIn(e))));
   // Two engine threads, so two TTS tasks can run (and want the same model) at once.
   app = await startTestApp({ WORKER_THREADS: '2', MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: base });
   ({ key } = await app.newKey({ credits: 1000 }));
@@ -165,6 +166,17 @@ describe('MODELS_AUTO_PULL on: catalog voices before their model is installed', 
     expect([a.engine, b.engine], JSON.stringify([a, b])).toEqual(['piper', 'piper']);
     expect(hits.filter((h) => h === `/${denis.name}/${denis.piper.modelFile}`)).toHaveLength(1);
   }, 120_000);
+
+  it('/v1/audio/speech with a voice not downloaded yet downloads it before the first bytes and speaks with it', async () => {
+    const res = await fetch(`${app.baseUrl}/v1/audio/speech`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tts-1', voice: '5011', input: 'Привет. Как дела?', response_format: 'wav' }),
+    });
+    expect(res.status, await res.clone().text().catch(() => '')).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    expect(hits).toContain(`/${irina.name}/${irina.piper.modelFile}`);
+    expect((await checkModel(modelsDir, pinToBytes(irina, standIn(irina)))).state).toBe('installed');
+  }, 60_000);
 
   it('a download that fails its checksum: the task succeeds on the built-in voice, says why, and installs nothing', async () => {
     const done = await speak(5001);
