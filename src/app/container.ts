@@ -176,9 +176,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
   const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog, autoPull: config.MODELS_AUTO_PULL });
   // MODELS_AUTO_PULL for TTS voices, on this process's event loop (one per process: failures remembered per model).
-  const voiceModels = new VoiceModels({
-    voices, catalog, modelsDir: config.MODELS_DIR, autoPull: config.MODELS_AUTO_PULL, ...(config.MODELS_BASE_URL ? { baseUrl: config.MODELS_BASE_URL } : {}),
-  });
+  const voiceModels = new VoiceModels({ voices, catalog, modelsDir: config.MODELS_DIR, autoPull: config.MODELS_AUTO_PULL, baseUrl: config.MODELS_BASE_URL });
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
@@ -205,7 +203,6 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     async render(voice: { id: number; language: string }, text: string, path: string) {
       const out = await enginePool().run(
         'tts',
-        // Never a download for a sample (a public route): a voice not downloaded yet is heard in its built-in stand-in.
         { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
         { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
       );

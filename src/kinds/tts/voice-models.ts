@@ -17,7 +17,7 @@ export interface VoiceModelOptions {
   /** MODELS_AUTO_PULL. */
   autoPull: boolean;
   /** MODELS_BASE_URL. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** No bytes for this long gives a download up (AutoPuller's default when absent). */
   stallMs?: number;
 }
