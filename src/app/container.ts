@@ -44,6 +44,7 @@ import { JobRunner } from '../jobs/runner.js';
 import { EngineThreadPool } from './thread-pool.js';
 import type { TaskHandler } from '../jobs/handler.js';
 import { createVoiceLibrary } from '../engines/tts/setup.js';
+import { VoiceModels } from '../kinds/tts/voice-models.js';
 import { chooseExecutionProviders } from '../engines/onnx-provider.js';
 import { loadCatalog } from '../models/catalog-file.js';
 import { loadOrCreateSecret } from './secret.js';
@@ -150,8 +151,9 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       : null,
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
-  // With MODELS_AUTO_PULL the catalog's Kokoro voices are offered before their first download (docs/models.md).
   const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog, autoPull: config.MODELS_AUTO_PULL });
+  // MODELS_AUTO_PULL for TTS voices, on this process's event loop (one per process: failures remembered per model).
+  const voiceModels = new VoiceModels({ voices, catalog, modelsDir: config.MODELS_DIR, autoPull: config.MODELS_AUTO_PULL, baseUrl: config.MODELS_BASE_URL });
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
@@ -175,19 +177,20 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       executionProviders: onnx.providers,
     } }));
   const voiceSamples = {
-    async render(voice: { id: number; language: string }, text: string, path: string) {
+    async render(voice: { id: number; language: string; downloaded?: false }, text: string, path: string) {
       const out = await enginePool().run(
         'tts',
         { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
         { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
       );
-      // A sample is cached for good: one spoken by a built-in stand-in (the neural voice's download failed) must not be.
-      if (out.engineNote) throw new Error(`voice ${voice.id} sample not rendered: ${out.engineNote}`);
+      // A neural voice's own sample is cached for good, so a built-in stand-in must not take its place (its files went
+      // missing since the list was read); a voice listed as not downloaded gets its stand-in's sample by design.
+      if (out.engineNote && voice.downloaded !== false) throw new Error(`voice ${voice.id} sample not rendered: ${out.engineNote}`);
       await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });
     },
   };
   // Synchronous speech runs on this node's own engine threads (the short lane), like voice samples.
-  const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg });
+  const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg, models: voiceModels });
   const taskService = new TaskService({
     tasks,
     queue,
@@ -299,7 +302,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         : new BuiltinScriptGenerator();
       const threads = enginePool();
       const workerKinds: WorkerKinds = checkWorkerKinds({
-        tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg }),
+        tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg, models: voiceModels }),
         enhance: new EnhanceHandler({
           threads,
           blobs,
@@ -332,6 +335,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
           target: { integrated: config.PODCAST_LOUDNESS_LUFS, truePeak: -1.5, range: 11 },
           musicFile: config.PODCAST_MUSIC_FILE,
           modelsDir: config.MODELS_DIR,
+          models: voiceModels,
         }),
       });
       // A worker takes only WORKER_KINDS (e.g. separation and enhance on a GPU box).

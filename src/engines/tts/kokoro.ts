@@ -23,7 +23,7 @@ import { TaskFailure } from '../../domain/errors.js';
 import type { AudioData } from '../../media/audio.js';
 import type { EngineContext, EngineVoice, TtsEngine, TtsRequest } from '../../ports/engines.js';
 import { MODEL_CATALOG, kokoroEntries, type KokoroModelEntry, type KokoroVoiceEntry, type ModelEntry } from '../../models/catalog.js';
-import type { KokoroDialect } from '../../models/catalog-kokoro.js';
+import { KOKORO_DEFAULT_VOICES, type KokoroDialect } from '../../models/catalog-kokoro.js';
 import { modelFilePath } from '../../models/download.js';
 import { checkModel, describeCheck } from '../../models/installed.js';
 import type { Phonemize } from './piper.js';
@@ -156,10 +156,11 @@ export interface KokoroEngineOptions {
   intraOpThreads?: number;
   executionProviders?: readonly string[];
   /**
-   * MODELS_AUTO_PULL: list catalog voices whose files are not here yet, because the first task asking for one
-   * downloads them (src/kinds/tts/thread.ts); off, only installed (verified) voices are offered.
+   * MODELS_AUTO_PULL: also list the catalog's voices whose files are not installed (missing or failing verification),
+   * marked with the models to download first (EngineVoice.pullModels, fetched by src/kinds/tts/voice-models.ts on the
+   * worker's event loop); off, only installed (verified) voices are offered. Their files are never opened before then.
    */
-  offerUninstalled?: boolean;
+  listPullable?: boolean;
 }
 
 export class KokoroEngine implements TtsEngine {
@@ -172,7 +173,7 @@ export class KokoroEngine implements TtsEngine {
   private readonly phonemize: Phonemize;
   private readonly intraOpThreads: number;
   private readonly executionProviders: readonly string[];
-  private readonly offerUninstalled: boolean;
+  private readonly listPullable: boolean;
   /** Per instance: one session per model, one style table per voice; promises so concurrent first calls share a load. */
   private readonly sessions = new Map<string, Promise<LoadedModel>>();
   private readonly tables = new Map<string, Promise<Float32Array>>();
@@ -185,22 +186,32 @@ export class KokoroEngine implements TtsEngine {
     this.phonemize = opts.phonemize;
     this.intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
     this.executionProviders = opts.executionProviders ?? ['cpu'];
-    this.offerUninstalled = opts.offerUninstalled ?? false;
+    this.listPullable = opts.listPullable ?? false;
   }
 
   private async installed(entry: ModelEntry): Promise<boolean> {
     return (await checkModel(this.modelsDir, entry)).state === 'installed';
   }
 
+  /**
+   * Installed voices (model and style table verified); with listPullable every catalog voice, each marked with what
+   * it still needs downloaded. Listed best first: the catalog's default voices (KOKORO_DEFAULT_VOICES, the best
+   * graded of each accent and gender), then the others in catalog order, since a default voice is the list's first
+   * installed neural voice of its language and gender (docs/api.md).
+   */
   async listVoices(): Promise<EngineVoice[]> {
     const out: EngineVoice[] = [];
     const modelOk = new Map<string, boolean>();
-    for (const entry of this.voices) {
+    const rank = (e: KokoroVoiceEntry) => {
+      const at = KOKORO_DEFAULT_VOICES.indexOf(e.kokoroVoice.voice);
+      return at < 0 ? KOKORO_DEFAULT_VOICES.length : at;
+    };
+    // sort is stable: equal ranks keep the catalog's order.
+    for (const entry of [...this.voices].sort((a, b) => rank(a) - rank(b))) {
       const v = entry.kokoroVoice;
-      if (!this.offerUninstalled) {
-        if (!modelOk.has(v.model)) modelOk.set(v.model, await this.installed(this.models.find((m) => m.name === v.model)!));
-        if (!modelOk.get(v.model) || !(await this.installed(entry))) continue;
-      }
+      if (!modelOk.has(v.model)) modelOk.set(v.model, await this.installed(this.models.find((m) => m.name === v.model)!));
+      const missing = [...(modelOk.get(v.model) ? [] : [v.model]), ...((await this.installed(entry)) ? [] : [entry.name])];
+      if (missing.length > 0 && !this.listPullable) continue;
       out.push({
         key: `kokoro:${v.dialect}:${v.voice}`,
         engine: this.id,
@@ -210,19 +221,11 @@ export class KokoroEngine implements TtsEngine {
         displayName: v.displayName,
         engineVoice: entry.name,
         apiId: v.apiId,
+        neural: true,
+        ...(missing.length > 0 ? { pullModels: missing } : {}),
       });
     }
     return out;
-  }
-
-  /** Catalog entries this voice needs that are not installed (verified) now: what a first use must download. */
-  async missingModels(voice: EngineVoice): Promise<ModelEntry[]> {
-    const entry = this.voices.find((v) => v.name === voice.engineVoice);
-    if (!entry) return [];
-    const model = this.models.find((m) => m.name === entry.kokoroVoice.model)!;
-    const missing: ModelEntry[] = [];
-    for (const e of [model, entry]) if (!(await this.installed(e))) missing.push(e);
-    return missing;
   }
 
   private loadModel(entry: KokoroModelEntry): Promise<LoadedModel> {

@@ -28,6 +28,11 @@ export interface PiperEngineOptions {
   sentenceSilenceSeconds?: number;
   /** ONNX_EXECUTION_PROVIDER's resolved providers (default CPU), the same choice as separation's. */
   executionProviders?: readonly string[];
+  /**
+   * MODELS_AUTO_PULL: also list the catalog's voices that are not installed (missing or failing verification), marked
+   * with the model to download first (EngineVoice.pullModels). Their files are never opened until a pull verified them.
+   */
+  listPullable?: boolean;
 }
 
 /** The keys of a Piper `.onnx.json` this engine reads. */
@@ -101,6 +106,7 @@ export class PiperEngine implements TtsEngine {
   private readonly intraOpThreads: number;
   private readonly sentenceSilenceSeconds: number;
   private readonly executionProviders: readonly string[];
+  private readonly listPullable: boolean;
   /** Per instance, keyed by model name; a promise so concurrent first calls share one load. */
   private readonly sessions = new Map<string, Promise<LoadedVoice>>();
 
@@ -111,6 +117,7 @@ export class PiperEngine implements TtsEngine {
     this.intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
     this.sentenceSilenceSeconds = Math.max(0, opts.sentenceSilenceSeconds ?? 0.2);
     this.executionProviders = opts.executionProviders ?? ['cpu'];
+    this.listPullable = opts.listPullable ?? false;
   }
 
   private paths(entry: TtsModelEntry): { model: string; config: string } {
@@ -125,11 +132,15 @@ export class PiperEngine implements TtsEngine {
     return (await checkModel(this.modelsDir, entry)).state === 'installed';
   }
 
-  /** Installed Piper voices only: an LFS pointer, a truncated or a foreign file never puts its voice in the lists. */
+  /**
+   * Installed Piper voices: an LFS pointer, a truncated or a foreign file never makes its voice speakable. With
+   * listPullable, the others are listed too, carrying the model a task must download (and verify) first.
+   */
   async listVoices(): Promise<EngineVoice[]> {
     const voices: EngineVoice[] = [];
     for (const entry of this.models) {
-      if (!(await this.installed(entry))) continue;
+      const installed = await this.installed(entry);
+      if (!installed && !this.listPullable) continue;
       for (const v of entry.piper.voices) {
         const speaker = v.speakerId === undefined ? '' : `#${v.speakerId}`;
         voices.push({
@@ -141,6 +152,8 @@ export class PiperEngine implements TtsEngine {
           displayName: v.displayName,
           engineVoice: `${entry.name}${speaker}`,
           apiId: v.apiId,
+          neural: true,
+          ...(installed ? {} : { pullModels: [entry.name] }),
         });
       }
     }
