@@ -224,7 +224,7 @@ describe('PiperEngine', () => {
     await install(SINGLE);
     const voice = await voiceFor(9001);
     await Promise.all([1, 2, 3].map(() => engine.synthesize({ text: 'ab', voice, prosody: prosody() }, ctx())));
-    expect((engine as unknown as { sessions: Map<string, unknown> }).sessions.size).toBe(1);
+    expect((engine as unknown as { sessions: { size: number } }).sessions.size).toBe(1);
   });
 
   it('fails with a TaskFailure when the model is not installed or the voice is unknown', async () => {

@@ -25,6 +25,7 @@ import type { EngineContext, EngineVoice, TtsEngine, TtsRequest } from '../../po
 import { MODEL_CATALOG, kokoroEntries, type KokoroModelEntry, type KokoroVoiceEntry, type ModelEntry } from '../../models/catalog.js';
 import { KOKORO_DEFAULT_VOICES, type KokoroDialect } from '../../models/catalog-kokoro.js';
 import { modelFilePath } from '../../models/download.js';
+import { LoadOnce } from './load-once.js';
 import { checkModel, describeCheck } from '../../models/installed.js';
 import type { Phonemize } from './piper.js';
 
@@ -174,9 +175,9 @@ export class KokoroEngine implements TtsEngine {
   private readonly intraOpThreads: number;
   private readonly executionProviders: readonly string[];
   private readonly listPullable: boolean;
-  /** Per instance: one session per model, one style table per voice; promises so concurrent first calls share a load. */
-  private readonly sessions = new Map<string, Promise<LoadedModel>>();
-  private readonly tables = new Map<string, Promise<Float32Array>>();
+  /** Per instance: one session per model, one style table per voice (src/engines/tts/load-once.ts). */
+  private readonly sessions = new LoadOnce<LoadedModel>();
+  private readonly tables = new LoadOnce<Float32Array>();
 
   constructor(opts: KokoroEngineOptions) {
     const { models, voices } = kokoroEntries(opts.catalog ?? MODEL_CATALOG);
@@ -228,17 +229,6 @@ export class KokoroEngine implements TtsEngine {
     return out;
   }
 
-  private loadModel(entry: KokoroModelEntry): Promise<LoadedModel> {
-    let loading = this.sessions.get(entry.name);
-    if (!loading) {
-      loading = this.openModel(entry);
-      this.sessions.set(entry.name, loading);
-      // A failed load must not stick: the model may be pulled a moment later.
-      loading.catch(() => this.sessions.delete(entry.name));
-    }
-    return loading;
-  }
-
   private async openModel(entry: KokoroModelEntry): Promise<LoadedModel> {
     const check = await checkModel(this.modelsDir, entry);
     if (check.state !== 'installed') {
@@ -272,16 +262,6 @@ export class KokoroEngine implements TtsEngine {
     return { session, vocab, pad: vocab.$ ?? 0, idsName, outputName };
   }
 
-  private loadTable(entry: KokoroVoiceEntry): Promise<Float32Array> {
-    let loading = this.tables.get(entry.name);
-    if (!loading) {
-      loading = this.openTable(entry);
-      this.tables.set(entry.name, loading);
-      loading.catch(() => this.tables.delete(entry.name));
-    }
-    return loading;
-  }
-
   private async openTable(entry: KokoroVoiceEntry): Promise<Float32Array> {
     const check = await checkModel(this.modelsDir, entry);
     if (check.state !== 'installed') {
@@ -300,10 +280,8 @@ export class KokoroEngine implements TtsEngine {
 
   /** Releases every cached session (call on shutdown or before deleting model files). */
   async close(): Promise<void> {
-    const loads = [...this.sessions.values()];
-    this.sessions.clear();
-    this.tables.clear();
-    for (const l of await Promise.allSettled(loads)) if (l.status === 'fulfilled') await l.value.session.release();
+    await this.tables.clear();
+    for (const loaded of await this.sessions.clear()) await loaded.session.release();
   }
 
   /** One model call: ids padded at both ends, the style row for their count, the speed. */
@@ -324,8 +302,9 @@ export class KokoroEngine implements TtsEngine {
     if (!entry) throw new TaskFailure(`unknown Kokoro voice: ${request.voice.engineVoice}`);
     const speed = request.prosody.rate;
     if (!(speed > 0) || !Number.isFinite(speed)) throw new TaskFailure(`invalid speaking rate: ${speed}`);
-    const model = await this.loadModel(this.models.find((m) => m.name === entry.kokoroVoice.model)!);
-    const table = await this.loadTable(entry);
+    const modelEntry = this.models.find((m) => m.name === entry.kokoroVoice.model)!;
+    const model = await this.sessions.get(modelEntry.name, () => this.openModel(modelEntry));
+    const table = await this.tables.get(entry.name, () => this.openTable(entry));
     ctx.signal.throwIfAborted();
 
     const ipa = await this.phonemize(request.text.trim(), entry.kokoroVoice.espeakVoice);

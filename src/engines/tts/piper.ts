@@ -13,6 +13,7 @@ import type { AudioData } from '../../media/audio.js';
 import type { EngineContext, EngineVoice, TtsEngine, TtsRequest } from '../../ports/engines.js';
 import { MODEL_CATALOG, piperModels, type ModelEntry, type TtsModelEntry } from '../../models/catalog.js';
 import { modelFilePath } from '../../models/download.js';
+import { LoadOnce } from './load-once.js';
 import { checkModel, describeCheck } from '../../models/installed.js';
 
 /** Text -> IPA phonemes for an espeak-ng voice; one sentence per line when it splits sentences. */
@@ -107,8 +108,8 @@ export class PiperEngine implements TtsEngine {
   private readonly sentenceSilenceSeconds: number;
   private readonly executionProviders: readonly string[];
   private readonly listPullable: boolean;
-  /** Per instance, keyed by model name; a promise so concurrent first calls share one load. */
-  private readonly sessions = new Map<string, Promise<LoadedVoice>>();
+  /** Per instance, keyed by model name (src/engines/tts/load-once.ts). */
+  private readonly sessions = new LoadOnce<LoadedVoice>();
 
   constructor(opts: PiperEngineOptions) {
     this.modelsDir = opts.modelsDir;
@@ -160,17 +161,6 @@ export class PiperEngine implements TtsEngine {
     return voices;
   }
 
-  private load(entry: TtsModelEntry): Promise<LoadedVoice> {
-    let loading = this.sessions.get(entry.name);
-    if (!loading) {
-      loading = this.open(entry);
-      this.sessions.set(entry.name, loading);
-      // A failed load must not stick: the model may be pulled a moment later.
-      loading.catch(() => this.sessions.delete(entry.name));
-    }
-    return loading;
-  }
-
   private async open(entry: TtsModelEntry): Promise<LoadedVoice> {
     const check = await checkModel(this.modelsDir, entry);
     if (check.state !== 'installed') {
@@ -206,11 +196,7 @@ export class PiperEngine implements TtsEngine {
 
   /** Releases every cached session (call on shutdown or before deleting model files). */
   async close(): Promise<void> {
-    const loads = [...this.sessions.values()];
-    this.sessions.clear();
-    for (const l of await Promise.allSettled(loads)) {
-      if (l.status === 'fulfilled') await l.value.session.release();
-    }
+    for (const loaded of await this.sessions.clear()) await loaded.session.release();
   }
 
   private async runIds(voice: LoadedVoice, ids: number[], lengthScale: number, speakerId: number): Promise<Float32Array> {
@@ -234,7 +220,7 @@ export class PiperEngine implements TtsEngine {
     const rate = request.prosody.rate;
     if (!(rate > 0) || !Number.isFinite(rate)) throw new TaskFailure(`invalid speaking rate: ${rate}`);
 
-    const voice = await this.load(entry);
+    const voice = await this.sessions.get(entry.name, () => this.open(entry));
     ctx.signal.throwIfAborted();
     const sampleRate = voice.config.audio.sample_rate;
     const sid = speakerId ?? entry.piper.voices[0]?.speakerId ?? 0;
