@@ -19,7 +19,7 @@ import { PresignedS3Urls } from '../adapters/s3-presigned-urls.js';
 import type { BlobStore, BlobUrls } from '../ports/blob-store.js';
 import { SignedBlobUrls } from '../http/signed-blob-urls.js';
 import { createUrlSigner } from '../http/signed-url.js';
-import { encodeAudio, resolveMediaTools } from '../media/ffmpeg.js';
+import { resolveMediaTools } from '../media/ffmpeg.js';
 import { AuthService } from '../services/auth.js';
 import { TaskService } from '../services/tasks.js';
 import { Metrics } from '../services/metrics.js';
@@ -43,8 +43,7 @@ import { LlmScriptGenerator } from '../engines/podcast/llm-generator.js';
 import { JobRunner } from '../jobs/runner.js';
 import { EngineThreadPool } from './thread-pool.js';
 import type { TaskHandler } from '../jobs/handler.js';
-import { createVoiceLibrary } from '../engines/tts/setup.js';
-import { VoiceModels } from '../kinds/tts/voice-models.js';
+import { ttsVoices, voiceSampleRenderer } from './tts-voices.js';
 import { chooseExecutionProviders } from '../engines/onnx-provider.js';
 import { loadCatalog } from '../models/catalog-file.js';
 import { loadOrCreateSecret } from './secret.js';
@@ -151,9 +150,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       : null,
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
-  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog, autoPull: config.MODELS_AUTO_PULL });
-  // MODELS_AUTO_PULL for TTS voices, on this process's event loop (one per process: failures remembered per model).
-  const voiceModels = new VoiceModels({ voices, catalog, modelsDir: config.MODELS_DIR, autoPull: config.MODELS_AUTO_PULL, baseUrl: config.MODELS_BASE_URL });
+  const { voices, voiceModels } = ttsVoices(config, catalog);
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
@@ -176,19 +173,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       ...(config.MODELS_BASE_URL ? { modelsBaseUrl: config.MODELS_BASE_URL } : {}),
       executionProviders: onnx.providers,
     } }));
-  const voiceSamples = {
-    async render(voice: { id: number; language: string; downloaded?: false }, text: string, path: string) {
-      const out = await enginePool().run(
-        'tts',
-        { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
-        { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
-      );
-      // A neural voice's own sample is cached for good, so a built-in stand-in must not take its place (its files went
-      // missing since the list was read); a voice listed as not downloaded gets its stand-in's sample by design.
-      if (out.engineNote && voice.downloaded !== false) throw new Error(`voice ${voice.id} sample not rendered: ${out.engineNote}`);
-      await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });
-    },
-  };
+  const voiceSamples = voiceSampleRenderer(enginePool, media.ffmpeg);
   // Synchronous speech runs on this node's own engine threads (the short lane), like voice samples.
   const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg, models: voiceModels });
   const taskService = new TaskService({
