@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskFailure } from '../../src/domain/errors.js';
 import { KokoroEngine } from '../../src/engines/tts/kokoro.js';
@@ -9,6 +9,9 @@ import { synthesize } from '../../src/engines/tts/synthesize.js';
 import { createTtsRegistry } from '../../src/engines/tts/registry.js';
 import { createVoiceLibrary } from '../../src/engines/tts/setup.js';
 import { defaultSpeakers } from '../../src/kinds/podcast-script/worker.js';
+import { openAiVoice } from '../../src/kinds/tts/openai.js';
+import { modelFilePath } from '../../src/models/download.js';
+import { buildTinyPiperModel, tinyPiperConfig } from '../fixtures/onnx-builder.js';
 import { BUILTIN_VOICE_IDS } from '../../src/engines/tts/voices.js';
 import { MODEL_CATALOG, kokoroEntries, piperModels, type ModelEntry } from '../../src/models/catalog.js';
 import { KOKORO_REVISION } from '../../src/models/catalog-kokoro.js';
@@ -156,5 +159,33 @@ describe('KokoroEngine', () => {
     expect(defaultSpeakers(await installed.list(), 'en').map((v) => v.name)).toEqual(['kokoro:en-us:af_heart', 'kokoro:en-us:am_michael']);
     // Other languages keep their built-in voices.
     expect(defaultSpeakers(await installed.list(), 'de').map((v) => v.name)).toEqual(['espeak:de:f1', 'espeak:de:m1']);
+  });
+
+  it('with Kokoro and Piper voices of English both installed, the defaults are Kokoro\'s (the list puts Kokoro first)', async () => {
+    const modelsDir = await fresh('both');
+    const s = kokoroStandIns(['af_heart', 'am_michael']);
+    await installKokoroStandIns(modelsDir, s);
+    // Piper's Lessac (5001, female) and Ryan (5002, male), installed as verified stand-ins pinned in the catalog.
+    const piper = piperModels(MODEL_CATALOG).filter((m) => m.piper.voices.some((v) => v.apiId === 5001 || v.apiId === 5002)).map((entry) => {
+      const bytes = {
+        [entry.piper.modelFile]: buildTinyPiperModel({ sampleRate: entry.piper.sampleRate }),
+        [entry.piper.configFile]: Buffer.from(JSON.stringify(tinyPiperConfig({ sampleRate: entry.piper.sampleRate }))),
+      };
+      return { entry: pinToBytes(entry, bytes), bytes };
+    });
+    for (const { entry, bytes } of piper) {
+      for (const [path, data] of Object.entries(bytes)) {
+        const file = modelFilePath(modelsDir, entry, { path });
+        await mkdir(dirname(file), { recursive: true });
+        await writeFile(file, data);
+      }
+    }
+    const library = createVoiceLibrary({ modelsDir, catalog: [...s.entries, ...piper.map((p) => p.entry)] });
+    const all = await library.list();
+    expect(all.filter((v) => v.neural).map((v) => [v.id, v.downloaded])).toEqual([[6001, undefined], [6017, undefined], [5001, undefined], [5002, undefined]]);
+    expect(defaultSpeakers(all, 'en').map((v) => v.id)).toEqual([6001, 6017]);
+    // OpenAI names: no Kokoro namesake is installed here, so the names of a gender spread over its neural voices in list
+    // order (female names alloy, coral, ...: Kokoro's Heart, then Piper's Lessac; echo is the third male name).
+    expect([openAiVoice('alloy', all)?.id, openAiVoice('coral', all)?.id, openAiVoice('echo', all)?.id]).toEqual([6001, 5001, 6017]);
   });
 });
