@@ -66,9 +66,12 @@ class SeparationPage extends HTMLElement {
       const solo = h('input', { type: 'checkbox', id: `sep-solo-${stem}` });
       const mute = h('input', { type: 'checkbox', id: `sep-mute-${stem}` });
       const player = h('sd-player');
+      // Why the built-in engine returned this stem quiet or turned down (stem_notes), beside its player.
+      const note = done.stem_notes?.[stem];
       const row = h('div', { class: 'stem' }, player, h('div', { class: 'row' },
         h('span', {}, solo, h('label', { for: solo.id, text: ` Solo ${stemName(stem)}` })),
-        h('span', {}, mute, h('label', { for: mute.id, text: ` Mute ${stemName(stem)}` }))));
+        h('span', {}, mute, h('label', { for: mute.id, text: ` Mute ${stemName(stem)}` }))),
+        ...(note ? [h('p', { class: 'hint stem-note', text: `Note on ${stemName(stem)}: ${note}` })] : []));
       return { stem, url, solo, mute, player, row };
     });
     this.stems = rows;
@@ -78,6 +81,8 @@ class SeparationPage extends HTMLElement {
     this.result.replaceChildren(
       h('h3', { text: 'Stems' }),
       h('p', { text: `${done.duration?.toFixed?.(1) ?? '?'} s of ${done.file_type ?? 'audio'}, engine ${done.engine ?? ''}, ${done.credits ?? 0} credit(s).` }),
+      // Why the built-in engine ran although a neural model was wanted (engine_note).
+      ...(done.engine_note ? [h('p', { class: 'engine-note', role: 'note', text: `Built-in engine: ${done.engine_note}` })] : []),
       h('div', { class: 'row' }, playMix, pauseMix, h('a', { href: done.zip_url, download: '', text: 'Download all stems (zip)' })),
       this.mixLine,
       ...rows.map((r) => r.row),

@@ -58,12 +58,16 @@ class TtsPage extends HTMLElement {
     const needle = this.search.value.trim().toLowerCase();
     const shown = (this.voices ?? []).filter((v) => !needle || `${v.display_name} ${v.name}`.toLowerCase().includes(needle));
     const previous = this.voiceList.querySelector('input:checked')?.value;
-    const checked = shown.some((v) => String(v.id) === previous) ? previous : String(shown[0]?.id);
+    // Preselected: the voice chosen before, else an installed neural voice (the best this server has), else the first.
+    const preferred = shown.find((v) => v.neural && v.downloaded !== false) ?? shown[0];
+    const checked = shown.some((v) => String(v.id) === previous) ? previous : String(preferred?.id);
     this.voiceList.replaceChildren(
       ...shown.map((v) => {
         const radio = h('input', { type: 'radio', name: 'voice_id', value: v.id, id: `tts-voice-${v.id}`, checked: String(v.id) === checked });
         radio.voice = v;
-        const describe = `${v.display_name} (${v.language}, ${GENDERS[v.gender] ?? 'voice'})`;
+        // Neural voices say so; one not downloaded yet warns that its first use downloads the model (docs/api.md).
+        const kind = v.neural ? (v.downloaded === false ? ', neural, downloaded on first use' : ', neural') : '';
+        const describe = `${v.display_name} (${v.language}, ${GENDERS[v.gender] ?? 'voice'}${kind})`;
         return h('div', { class: 'voice' }, radio, h('label', { for: radio.id, text: describe }),
           h('button', { type: 'button', 'aria-label': `Preview ${v.display_name}`, text: 'Preview', onclick: () => this.play(v) }));
       }),
@@ -107,8 +111,10 @@ class TtsPage extends HTMLElement {
 
   show(done) {
     const player = h('sd-player');
-    const facts = `${done.duration?.toFixed?.(1) ?? '?'} s, voice ${done.voice ?? ''}, emotion ${done.emotion ?? ''}, ${done.credits ?? 0} credit(s)`;
-    this.result.replaceChildren(h('h3', { text: 'Result' }), player, h('p', { text: facts }));
+    const facts = `${done.duration?.toFixed?.(1) ?? '?'} s, voice ${done.voice ?? ''}, engine ${done.engine ?? ''}, emotion ${done.emotion ?? ''}, ${done.credits ?? 0} credit(s)`;
+    // The neural voice asked for did not speak (its model could not be downloaded): why, and who spoke instead.
+    const note = done.engine_note ? [h('p', { class: 'engine-note', role: 'note', text: `Built-in voice used: ${done.engine_note}` })] : [];
+    this.result.replaceChildren(h('h3', { text: 'Result' }), player, h('p', { text: facts }), ...note);
     this.result.hidden = false;
     player.setup({ label: 'Speech', src: done.output });
     document.dispatchEvent(new CustomEvent('sd-balance'));

@@ -19,7 +19,7 @@ import { PresignedS3Urls } from '../adapters/s3-presigned-urls.js';
 import type { BlobStore, BlobUrls } from '../ports/blob-store.js';
 import { SignedBlobUrls } from '../http/signed-blob-urls.js';
 import { createUrlSigner } from '../http/signed-url.js';
-import { encodeAudio, resolveMediaTools } from '../media/ffmpeg.js';
+import { resolveMediaTools } from '../media/ffmpeg.js';
 import { AuthService } from '../services/auth.js';
 import { TaskService } from '../services/tasks.js';
 import { Metrics } from '../services/metrics.js';
@@ -43,7 +43,7 @@ import { LlmScriptGenerator } from '../engines/podcast/llm-generator.js';
 import { JobRunner } from '../jobs/runner.js';
 import { EngineThreadPool } from './thread-pool.js';
 import type { TaskHandler } from '../jobs/handler.js';
-import { createVoiceLibrary } from '../engines/tts/setup.js';
+import { ttsVoices, voiceSampleRenderer } from './tts-voices.js';
 import { chooseExecutionProviders } from '../engines/onnx-provider.js';
 import { loadCatalog } from '../models/catalog-file.js';
 import { loadOrCreateSecret } from './secret.js';
@@ -150,8 +150,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       : null,
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
-  // With MODELS_AUTO_PULL the catalog's Kokoro voices are offered before their first download (docs/models.md).
-  const voices = createVoiceLibrary({ modelsDir: config.MODELS_DIR, catalog, autoPull: config.MODELS_AUTO_PULL });
+  const { voices, voiceModels } = ttsVoices(config, catalog);
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
@@ -174,20 +173,9 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       ...(config.MODELS_BASE_URL ? { modelsBaseUrl: config.MODELS_BASE_URL } : {}),
       executionProviders: onnx.providers,
     } }));
-  const voiceSamples = {
-    async render(voice: { id: number; language: string }, text: string, path: string) {
-      const out = await enginePool().run(
-        'tts',
-        { text, language: voice.language, voiceId: voice.id, emotion: 0, speed: 1 },
-        { signal: AbortSignal.timeout(120_000), onProgress: () => {} },
-      );
-      // A sample is cached for good: one spoken by a built-in stand-in (the neural voice's download failed) must not be.
-      if (out.engineNote) throw new Error(`voice ${voice.id} sample not rendered: ${out.engineNote}`);
-      await encodeAudio({ sampleRate: out.sampleRate, channels: [out.samples] }, path, { ffmpeg: media.ffmpeg, format: 'mp3' });
-    },
-  };
+  const voiceSamples = voiceSampleRenderer(enginePool, media.ffmpeg);
   // Synchronous speech runs on this node's own engine threads (the short lane), like voice samples.
-  const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg });
+  const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg, models: voiceModels });
   const taskService = new TaskService({
     tasks,
     queue,
@@ -299,7 +287,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         : new BuiltinScriptGenerator();
       const threads = enginePool();
       const workerKinds: WorkerKinds = checkWorkerKinds({
-        tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg }),
+        tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg, models: voiceModels }),
         enhance: new EnhanceHandler({
           threads,
           blobs,
@@ -332,6 +320,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
           target: { integrated: config.PODCAST_LOUDNESS_LUFS, truePeak: -1.5, range: 11 },
           musicFile: config.PODCAST_MUSIC_FILE,
           modelsDir: config.MODELS_DIR,
+          models: voiceModels,
         }),
       });
       // A worker takes only WORKER_KINDS (e.g. separation and enhance on a GPU box).

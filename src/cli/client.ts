@@ -93,20 +93,24 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
     .description('text to speech on the server at SOUNDRY_URL: writes the audio file')
     .argument('<text>', 'the text to speak')
     .option('-o, --output <file>', 'output file (.mp3 or .wav)', 'speech.mp3')
-    .option('--voice <id>', 'voice id (default: the first voice of --language)', intOption('--voice', 1, Number.MAX_SAFE_INTEGER))
+    .option('--voice <id>', 'voice id (default: an installed neural voice of --language, else its first voice)', intOption('--voice', 1, Number.MAX_SAFE_INTEGER))
     .option('--language <key>', 'language key (en, de, ja ...)', 'en')
     .option('--emotion <id>', 'emotion id 0-8 (0 auto)', intOption('--emotion', 0, 8), 0)
     .option('--speed <x>', 'speed multiplier (0.5, 1, 2)', (v) => Number(v), 1)
     .action(async (text: string, o: { output: string; voice?: number; language: string; emotion: number; speed: number }) => {
       const result = await withClient(async (client, onProgress) => {
-        const voiceId = o.voice ?? (await client.tts.voices({ language: o.language }))[0]?.id;
+        // The default voice: an installed neural one when the server has it (never one it would first download).
+        const voices = o.voice === undefined ? await client.tts.voices({ language: o.language }) : [];
+        const voiceId = o.voice ?? (voices.find((v) => v.neural && v.downloaded !== false) ?? voices[0])?.id;
         if (voiceId === undefined) throw new SoundryError(`The server has no voice for language ${o.language}`, 'input');
         const format = extname(o.output).toLowerCase() === '.wav' ? 'wav' : 'mp3';
         const language = o.language === 'all' || isTtsLanguage(o.language) ? o.language : null;
         if (!language) throw new SoundryError(`--language must be all or one of ${TTS_LANGUAGES.join(', ')}`, 'input');
         return client.tts.run({ voice_id: voiceId, emotion: o.emotion, speed: o.speed, language, text, format }, o.output, { onProgress });
       });
-      deps.print({ file: result.file, voice: result.data.voice, duration: result.data.duration, credits: result.data.credits });
+      // engine_note: the neural voice asked for could not be had and a built-in voice spoke (docs/api.md).
+      const { engine, engine_note: engineNote } = result.data;
+      deps.print({ file: result.file, voice: result.data.voice, engine, ...(engineNote ? { engine_note: engineNote } : {}), duration: result.data.duration, credits: result.data.credits });
     });
 
   program
@@ -124,7 +128,9 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
       const format = o.format === 'mp3' || o.format === 'wav' || o.format === 'flac' ? o.format : null;
       if (!format) throw new SoundryError('--format must be mp3, wav or flac', 'input');
       const result = await withClient((client, onProgress) => client.separation.run(input, { modelType: o.model, outputDir: o.output, format, onProgress }));
-      deps.print({ files: result.files, engine: result.data.engine, credits: result.data.credits });
+      // Why the built-in engine ran, and which stems it doubted: a script reading the output should see both.
+      const { engine_note: engineNote, stem_notes: stemNotes } = result.data;
+      deps.print({ files: result.files, engine: result.data.engine, ...(engineNote ? { engine_note: engineNote } : {}), ...(stemNotes ? { stem_notes: stemNotes } : {}), credits: result.data.credits });
     });
 
   const enhance = program

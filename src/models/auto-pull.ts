@@ -1,8 +1,9 @@
 /**
- * MODELS_AUTO_PULL for a task that needs a model on first use (transcription today): download with the task's
+ * MODELS_AUTO_PULL for a task that needs a model on first use: download with the task's
  * progress, verify (pullModel checks size and checksum while streaming), give up on a stalled network, and remember a
  * failure for a while so that a site without network does not make every task wait on the same download. It is the
- * one provisioning path of every kind that pulls on first use (separation, enhancement, transcription).
+ * one provisioning path of every kind that pulls on first use (separation, enhancement, transcription, and TTS
+ * voices through src/kinds/tts/voice-models.ts).
  */
 import type { ModelEntry } from './catalog.js';
 import { pullModel } from './download.js';
@@ -19,6 +20,25 @@ export interface AutoPullOptions {
   stallMs?: number;
   /** Tests only: a fetch that serves the catalog without a network. */
   fetchImpl?: typeof fetch;
+}
+
+/** How often a task waiting on another task's download of the same file looks again. */
+const BUSY_POLL_MS = 250;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const done = () => {
+      signal.removeEventListener('abort', aborted);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    const aborted = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', aborted, { once: true });
+  });
 }
 
 /** After a failed download the same model is not tried again for this long. */
@@ -44,24 +64,36 @@ export class AutoPuller {
       const stall = () => setTimeout(() => stalled.abort(new Error(`no data for ${stallMs / 1000} s`)), stallMs);
       let timer = stall();
       try {
-        await pullModel(entry, {
-          modelsDir: opts.modelsDir,
-          signal: AbortSignal.any([opts.signal, stalled.signal]),
-          ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
-          ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}),
-          onProgress: (p) => {
+        for (;;) {
+          try {
+            await pullModel(entry, {
+              modelsDir: opts.modelsDir,
+              signal: AbortSignal.any([opts.signal, stalled.signal]),
+              ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
+              ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}),
+              onProgress: (p) => {
+                clearTimeout(timer);
+                timer = stall();
+                got.set(`${p.model}/${p.file}`, p.receivedBytes);
+                const sum = [...got.values()].reduce((a, b) => a + b, 0);
+                opts.onProgress(Math.min(1, total > 0 ? sum / total : 1));
+              },
+            });
+            break;
+          } catch (err) {
+            if (!(err instanceof DownloadBusyError)) throw err;
+            // Another task (thread or process) is downloading this file: wait for it rather than give up on the
+            // model, then look again (a verified file is skipped; a lock its dead holder left goes stale and is taken
+            // over). The other download has its own stall limit, so this wait is not counted as ours stalling.
             clearTimeout(timer);
+            await sleep(BUSY_POLL_MS, opts.signal);
             timer = stall();
-            got.set(`${p.model}/${p.file}`, p.receivedBytes);
-            const sum = [...got.values()].reduce((a, b) => a + b, 0);
-            opts.onProgress(Math.min(1, total > 0 ? sum / total : 1));
-          },
-        });
+          }
+        }
       } catch (err) {
         opts.signal.throwIfAborted();
         const reason = stalled.signal.aborted ? `download stalled: ${(stalled.signal.reason as Error).message}` : (err as Error).message;
-        // Another task downloading the same file is no sign of a broken mirror.
-        if (!(err instanceof DownloadBusyError)) this.failed.set(entry.name, { at: this.now(), reason });
+        this.failed.set(entry.name, { at: this.now(), reason });
         return `${entry.name} could not be installed: ${reason}`;
       } finally {
         clearTimeout(timer);

@@ -38,6 +38,14 @@ export interface EngineVoice {
   engineVoice: string;
   /** Numeric API voice id fixed by the engine's own table (e.g. the model catalog), when it has one. */
   apiId?: number;
+  /** A voice of a neural model (Piper, Kokoro ...), as opposed to the built-in formant/diphone engines. */
+  neural?: boolean;
+  /**
+   * The catalog models that must be downloaded before this voice can speak (MODELS_AUTO_PULL lists such voices; a
+   * Kokoro voice can need both the shared model and its own style table); absent when everything is installed and
+   * verified.
+   */
+  pullModels?: readonly string[];
 }
 
 export interface TtsRequest {

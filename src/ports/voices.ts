@@ -9,11 +9,18 @@ export interface VoiceRecord {
   emotion: string[];
   name: string;
   display_name: string;
+  /** Soundry addition: present (true) on neural voices only. */
+  neural?: true;
+  /** Soundry addition: present (false) on a neural voice whose model is downloaded by its first task (MODELS_AUTO_PULL). */
+  downloaded?: false;
 }
 
 export interface VoiceLibrary {
   list(): Promise<VoiceRecord[]>;
   find(id: number): Promise<VoiceRecord | null>;
-  /** Ids of installed neural voices, best first: the defaults where Soundry picks voices itself (podcast hosts). */
-  preferred?(): Promise<number[]>;
+  /**
+   * The catalog models a listed voice needs downloaded before it can speak (MODELS_AUTO_PULL); empty when none (or
+   * for an unknown id). Looked up afresh, not from a cached list, so a download that just finished is not repeated.
+   */
+  modelsToDownload(id: number): Promise<readonly string[]>;
 }

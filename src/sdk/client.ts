@@ -16,7 +16,11 @@ export type EnhanceCreateInput = z.input<typeof EnhanceCreateBody>;
 export type PodcastScriptCreateInput = z.input<typeof PodcastScriptCreateBody>;
 export type PodcastAudioCreateInput = z.input<typeof PodcastAudioCreateBody>;
 
-export const TtsVoice = z.looseObject({ id: z.number(), language: z.string(), name: z.string(), display_name: z.string(), emotion: z.array(z.string()) });
+export const TtsVoice = z.looseObject({
+  id: z.number(), language: z.string(), name: z.string(), display_name: z.string(), emotion: z.array(z.string()),
+  /** Soundry additions: a neural voice, and one whose model its first task downloads (docs/api.md). */
+  neural: z.literal(true).optional(), downloaded: z.literal(false).optional(),
+});
 export type TtsVoice = z.infer<typeof TtsVoice>;
 const VoiceList = z.object({ total: z.number(), records: z.array(TtsVoice) });
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +64,9 @@ describe('soundry client commands', () => {
     const r = await soundry(['tts', 'Hello from the command line.', '-o', 'hello.mp3']);
     expect(r.code, r.err).toBe(0);
     expect(r.out.file).toBe('hello.mp3');
+    // The engine that spoke is printed; engine_note only when a neural voice was asked for and could not be had.
+    expect(r.out.engine).toBe('espeak');
+    expect(r.out).not.toHaveProperty('engine_note');
     expect(await seconds(join(app.dataDir, 'hello.mp3'))).toBeGreaterThan(0.5);
   }, 60_000);
 
@@ -71,6 +74,15 @@ describe('soundry client commands', () => {
     const s = await soundry(['separate', song, '--model', '501', '-o', 'stems/']);
     expect(s.code, s.err).toBe(0);
     expect((await readdir(join(app.dataDir, 'stems'))).sort()).toEqual(['bass.mp3', 'drums.mp3', 'other.mp3', 'vocals.mp3']);
+    // The built-in engine's per-stem notes are printed as the API gives them (the same input separated again).
+    expect(s.out.engine).toBe('builtin-dsp');
+    const up = new FormData();
+    up.append('file', new Blob([new Uint8Array(await readFile(song))]), 'song.wav');
+    const url = ((await (await fetch(`${app.baseUrl}/audio/api/v1/api-keys/files/upload`, { method: 'POST', headers: { 'api-key': key }, body: up })).json()) as any).data.url;
+    const created = await app.post('/audio/api/v1/api-keys/separation/task/create', { model_type: 501, inputurl: url }, key);
+    const api = await app.waitTask('/audio/api/v1/api-keys/separation/task/get', 'job_id', created.json.data.job_id, key, 120_000);
+    expect(s.out.stem_notes).toEqual(api.data.stem_notes);
+    expect(s.out.engine_note).toEqual(api.data.engine_note);
     const e = await soundry(['enhance', song, '--remove-noise', '--normalize', '-o', 'clean.wav']);
     expect(e.code, e.err).toBe(0);
     expect(e.out.stages).toEqual(expect.arrayContaining(['normalize']));

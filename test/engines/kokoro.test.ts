@@ -1,14 +1,17 @@
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskFailure } from '../../src/domain/errors.js';
 import { KokoroEngine } from '../../src/engines/tts/kokoro.js';
-import { provisionVoice } from '../../src/engines/tts/provision.js';
+import { synthesize } from '../../src/engines/tts/synthesize.js';
 import { createTtsRegistry } from '../../src/engines/tts/registry.js';
 import { createVoiceLibrary } from '../../src/engines/tts/setup.js';
 import { defaultSpeakers } from '../../src/kinds/podcast-script/worker.js';
+import { openAiVoice } from '../../src/kinds/tts/openai.js';
+import { modelFilePath } from '../../src/models/download.js';
+import { buildTinyPiperModel, tinyPiperConfig } from '../fixtures/onnx-builder.js';
 import { BUILTIN_VOICE_IDS } from '../../src/engines/tts/voices.js';
 import { MODEL_CATALOG, kokoroEntries, piperModels, type ModelEntry } from '../../src/models/catalog.js';
 import { KOKORO_REVISION } from '../../src/models/catalog-kokoro.js';
@@ -72,11 +75,9 @@ describe('KokoroEngine', () => {
     const engine = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize });
     const listed = await engine.listVoices();
     expect(listed.map((v) => [v.apiId, v.key, v.gender])).toEqual([[6001, 'kokoro:en-us:af_heart', 'female']]);
-    const offering = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize, offerUninstalled: true });
+    const offering = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize, listPullable: true });
     const all = await offering.listVoices();
-    expect(all.map((v) => v.apiId)).toEqual([6001, 6012]);
-    expect((await offering.missingModels(all[1]!)).map((m) => m.name)).toEqual(['kokoro-am_adam']);
-    expect(await offering.missingModels(all[0]!)).toEqual([]);
+    expect(all.map((v) => [v.apiId, v.neural, v.pullModels])).toEqual([[6001, true, undefined], [6012, true, ['kokoro-am_adam']]]);
     await expect(offering.synthesize({ text: 'hi', voice: all[1]!, prosody }, ctx)).rejects.toThrow(/am_adam is not installed .*Git LFS pointer/);
   });
 
@@ -111,20 +112,23 @@ describe('KokoroEngine', () => {
   it('falls back to the built-in voice of the same language, gender and accent when the models cannot be had', async () => {
     const modelsDir = await fresh('fallback');
     const s = kokoroStandIns(['bm_george']);
-    const kokoro = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize, offerUninstalled: true });
+    const kokoro = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize, listPullable: true });
     const registry = createTtsRegistry({ extraEngines: [kokoro] });
     const george = (await kokoro.listVoices())[0]!;
-    const off = await provisionVoice(registry, george.apiId!);
-    expect(off.voiceId).toBe(BUILTIN_VOICE_IDS['espeak:en-gb:m1']);
-    expect(off.note).toMatch(/kokoro-82m-v1.0 and kokoro-bm_george not installed or not verified, and MODELS_AUTO_PULL is off/);
-    const failed = await provisionVoice(registry, george.apiId!, async () => 'mirror said 404');
-    expect(failed).toEqual({ voiceId: BUILTIN_VOICE_IDS['espeak:en-gb:m1'], note: expect.stringContaining('(mirror said 404)') });
-    // A pull that installs the files keeps the voice.
-    const pulled = await provisionVoice(registry, george.apiId!, async () => {
-      await installKokoroStandIns(modelsDir, s);
-      return undefined;
-    });
-    expect(pulled).toEqual({ voiceId: george.apiId });
+    // Nothing installed: both the shared model and the voice's table are what a first use must download.
+    expect(george.pullModels).toEqual(['kokoro-82m-v1.0', 'kokoro-bm_george']);
+    const job = { text: 'Good morning.', language: 'en', voiceId: george.apiId!, emotion: 0, speed: 1 };
+    const off = await synthesize(job, registry, ctx);
+    expect(off.engine).toBe('espeak');
+    expect(off.voiceKey).toBe('espeak:en-gb:m1');
+    expect(off.engineNote).toMatch(/^voice 6026 \(George \(British English, Kokoro\)\) was not used: its models kokoro-82m-v1.0 and kokoro-bm_george are not downloaded yet; spoken by the built-in voice \d+/);
+    const failed = await synthesize({ ...job, unavailable: 'mirror said 404' }, registry, ctx);
+    expect(failed.voiceKey).toBe('espeak:en-gb:m1');
+    expect(failed.engineNote).toContain('was not used: mirror said 404;');
+    expect(BUILTIN_VOICE_IDS['espeak:en-gb:m1']).toBe(Number(/built-in voice (\d+)/.exec(failed.engineNote!)![1]));
+    // Once the files are installed (verified) the voice is no longer marked, and speaks itself.
+    await installKokoroStandIns(modelsDir, s);
+    expect((await kokoro.listVoices())[0]!.pullModels).toBeUndefined();
   });
 
   it('takes a Kokoro voice a site pins in MODELS_CATALOG_FILE, and refuses a misnamed one or a taken id', async () => {
@@ -146,14 +150,42 @@ describe('KokoroEngine', () => {
     const modelsDir = await fresh('defaults');
     const s = kokoroStandIns(['af_heart', 'am_adam', 'am_michael']);
     const offered = createVoiceLibrary({ modelsDir, catalog: s.entries, autoPull: true });
-    expect(await offered.preferred!()).toEqual([]);
-    expect(defaultSpeakers(await offered.list(), 'en', await offered.preferred!()).map((v) => v.name)).toEqual(['espeak:en-us:f1', 'espeak:en-us:m1']);
+    expect((await offered.list()).filter((v) => v.id > 6000).map((v) => [v.id, v.neural, v.downloaded])).toEqual([[6001, true, false], [6017, true, false], [6012, true, false]]);
+    expect(defaultSpeakers(await offered.list(), 'en').map((v) => v.name)).toEqual(['espeak:en-us:f1', 'espeak:en-us:m1']);
     await installKokoroStandIns(modelsDir, s);
     const installed = createVoiceLibrary({ modelsDir, catalog: s.entries });
-    const preferred = await installed.preferred!();
-    expect(preferred).toEqual([6001, 6017, 6012]);
-    expect(defaultSpeakers(await installed.list(), 'en', preferred).map((v) => v.name)).toEqual(['kokoro:en-us:af_heart', 'kokoro:en-us:am_michael']);
+    // Listed best graded first (af_heart, am_michael), then the catalog's order.
+    expect((await installed.list()).filter((v) => v.id > 6000).map((v) => [v.id, v.neural, v.downloaded])).toEqual([[6001, true, undefined], [6017, true, undefined], [6012, true, undefined]]);
+    expect(defaultSpeakers(await installed.list(), 'en').map((v) => v.name)).toEqual(['kokoro:en-us:af_heart', 'kokoro:en-us:am_michael']);
     // Other languages keep their built-in voices.
-    expect(defaultSpeakers(await installed.list(), 'de', preferred).map((v) => v.name)).toEqual(['espeak:de:f1', 'espeak:de:m1']);
+    expect(defaultSpeakers(await installed.list(), 'de').map((v) => v.name)).toEqual(['espeak:de:f1', 'espeak:de:m1']);
+  });
+
+  it('with Kokoro and Piper voices of English both installed, the defaults are Kokoro\'s (the list puts Kokoro first)', async () => {
+    const modelsDir = await fresh('both');
+    const s = kokoroStandIns(['af_heart', 'am_michael']);
+    await installKokoroStandIns(modelsDir, s);
+    // Piper's Lessac (5001, female) and Ryan (5002, male), installed as verified stand-ins pinned in the catalog.
+    const piper = piperModels(MODEL_CATALOG).filter((m) => m.piper.voices.some((v) => v.apiId === 5001 || v.apiId === 5002)).map((entry) => {
+      const bytes = {
+        [entry.piper.modelFile]: buildTinyPiperModel({ sampleRate: entry.piper.sampleRate }),
+        [entry.piper.configFile]: Buffer.from(JSON.stringify(tinyPiperConfig({ sampleRate: entry.piper.sampleRate }))),
+      };
+      return { entry: pinToBytes(entry, bytes), bytes };
+    });
+    for (const { entry, bytes } of piper) {
+      for (const [path, data] of Object.entries(bytes)) {
+        const file = modelFilePath(modelsDir, entry, { path });
+        await mkdir(dirname(file), { recursive: true });
+        await writeFile(file, data);
+      }
+    }
+    const library = createVoiceLibrary({ modelsDir, catalog: [...s.entries, ...piper.map((p) => p.entry)] });
+    const all = await library.list();
+    expect(all.filter((v) => v.neural).map((v) => [v.id, v.downloaded])).toEqual([[6001, undefined], [6017, undefined], [5001, undefined], [5002, undefined]]);
+    expect(defaultSpeakers(all, 'en').map((v) => v.id)).toEqual([6001, 6017]);
+    // OpenAI names: no Kokoro namesake is installed here, so the names of a gender spread over its neural voices in list
+    // order (female names alloy, coral, ...: Kokoro's Heart, then Piper's Lessac; echo is the third male name).
+    expect([openAiVoice('alloy', all)?.id, openAiVoice('coral', all)?.id, openAiVoice('echo', all)?.id]).toEqual([6001, 5001, 6017]);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -123,10 +123,32 @@ describe('PiperEngine', () => {
         displayName: 'Tiny',
         engineVoice: 'piper-en_US-tiny-medium',
         apiId: 9001,
+        neural: true,
       },
     ]);
     expect(engine.id).toBe('piper');
     expect(engine.nativeRate).toBe(true);
+  });
+
+  it('with listPullable (MODELS_AUTO_PULL) lists every catalog voice, marking those whose model must be downloaded first', async () => {
+    const pullable = new PiperEngine({ modelsDir, catalog, phonemize, listPullable: true });
+    const before = await pullable.listVoices();
+    expect(before.map((v) => [v.apiId, v.pullModels])).toEqual([
+      [9001, [SINGLE.name]],
+      ...MULTI.piper.voices.map((v) => [v.apiId, [MULTI.name]]),
+    ]);
+    // A file that fails verification counts as not installed: its voice still needs a download, never loads as is.
+    await install(SINGLE);
+    await writeFile(join(modelsDir, SINGLE.name, SINGLE.piper.modelFile), 'version https://git-lfs.github.com/spec/v1\n');
+    const corrupt = new PiperEngine({ modelsDir, catalog, phonemize, listPullable: true });
+    expect((await corrupt.listVoices()).find((v) => v.apiId === 9001)?.pullModels).toEqual([SINGLE.name]);
+    await expect(corrupt.synthesize({ text: 'Hi', voice: (await corrupt.listVoices())[0]!, prosody: prosody() }, ctx())).rejects.toThrow(/not installed/);
+    await install(SINGLE);
+    const installed = new PiperEngine({ modelsDir, catalog, phonemize, listPullable: true });
+    const after = (await installed.listVoices()).find((v) => v.apiId === 9001)!;
+    expect(after.pullModels).toBeUndefined();
+    expect(after.neural).toBe(true);
+    await Promise.all([pullable.close(), corrupt.close(), installed.close()]);
   });
 
   it('synthesizes at the model sample rate with the config espeak voice', async () => {
@@ -202,7 +224,7 @@ describe('PiperEngine', () => {
     await install(SINGLE);
     const voice = await voiceFor(9001);
     await Promise.all([1, 2, 3].map(() => engine.synthesize({ text: 'ab', voice, prosody: prosody() }, ctx())));
-    expect((engine as unknown as { sessions: Map<string, unknown> }).sessions.size).toBe(1);
+    expect((engine as unknown as { sessions: { size: number } }).sessions.size).toBe(1);
   });
 
   it('fails with a TaskFailure when the model is not installed or the voice is unknown', async () => {

@@ -60,4 +60,16 @@ describe('catalog checksums', () => {
     expect(createHash('md5').update(bytes).digest('hex')).toBe(file.md5);
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(file.sha256);
   });
+
+  it('Piper files keep the published md5 and carry the published sha256 wherever one was found (kerstin has none)', () => {
+    const piper = piperModels();
+    for (const m of piper) for (const f of m.files) expect(f.md5, `${m.name}/${f.path}`).toMatch(/^[0-9a-f]{32}$/);
+    const withoutOnnxSha = piper.filter((m) => !m.files[0]!.sha256).map((m) => m.name);
+    expect(withoutOnnxSha).toEqual(['piper-de_DE-kerstin-low']);
+    const withoutJsonSha = piper.filter((m) => !m.files[1]!.sha256).map((m) => m.name).sort();
+    expect(withoutJsonSha).toEqual(['piper-de_DE-kerstin-low', 'piper-es_ES-sharvard-medium', 'piper-fr_FR-gilles-low']);
+    // One digest per file: no two catalog files share a sha256.
+    const all = piper.flatMap((m) => m.files.flatMap((f) => (f.sha256 ? [f.sha256] : [])));
+    expect(new Set(all).size).toBe(all.length);
+  });
 });

@@ -79,7 +79,7 @@ describe('a Kokoro voice on first use (MODELS_AUTO_PULL, local mirror)', () => {
     expect(done.data.status, JSON.stringify(done)).toBe('success');
     expect(done.data.engine).toBe('espeak');
     expect(done.data.voice).toBe('espeak:en-gb:f1');
-    expect(done.data.engine_note).toMatch(/kokoro voice kokoro:en-gb:bf_emma unavailable \(kokoro-bf_emma could not be installed: .+\); spoken by the built-in engine/);
+    expect(done.data.engine_note).toMatch(/^voice 6021 \(Emma \(British English, Kokoro\)\) was not used: kokoro-bf_emma could not be installed: .+; spoken by the built-in voice \d+ /);
     const emma = standIns.entries.find((x) => x.name === 'kokoro-bf_emma')!;
     expect((await checkModel(modelsDir, emma)).state).not.toBe('installed');
   }, 120_000);
@@ -104,14 +104,15 @@ describe('a Kokoro voice on first use (MODELS_AUTO_PULL, local mirror)', () => {
     }
   }, 60_000);
 
-  it('speaks an OpenAI voice name through its installed Kokoro namesake, and the others through their built-in voice', async () => {
+  it('speaks an OpenAI voice name through its installed Kokoro namesake, the others through installed neural voices of their gender', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'soundry-kokoro-openai-'));
     try {
       const { installKokoroStandIns } = await import('../fixtures/kokoro-fixture.js');
-      const nova = kokoroStandIns(['af_nova']);
-      await installKokoroStandIns(dir, nova);
-      const catalogFile = await writeCatalogFile(join(dir, 'catalog.json'), nova.entries);
-      const local = await startTestApp({ MODELS_DIR: dir, MODELS_CATALOG_FILE: catalogFile });
+      const installed = kokoroStandIns(['af_nova', 'am_adam']);
+      await installKokoroStandIns(dir, installed);
+      // am_echo is in the catalog but not installed: with auto-pull it is listed (downloaded: false), never picked for echo.
+      const catalogFile = await writeCatalogFile(join(dir, 'catalog.json'), kokoroStandIns(['af_nova', 'am_adam', 'am_echo']).entries);
+      const local = await startTestApp({ MODELS_DIR: dir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: 'http://127.0.0.1:9/none' });
       try {
         const { key } = await local.newKey();
         const speak = (voice: string) =>
@@ -125,8 +126,15 @@ describe('a Kokoro voice on first use (MODELS_AUTO_PULL, local mirror)', () => {
         expect(viaNova.headers.get('x-soundry-voice')).toBe('6008');
         await viaNova.arrayBuffer();
         const viaCoral = await speak('coral');
-        expect(viaCoral.headers.get('x-soundry-voice')).toBe('1006');
+        expect(viaCoral.headers.get('x-soundry-voice')).toBe('6008');
         await viaCoral.arrayBuffer();
+        const viaEcho = await speak('echo');
+        expect(viaEcho.status).toBe(200);
+        expect(viaEcho.headers.get('x-soundry-voice')).toBe('6012');
+        await viaEcho.arrayBuffer();
+        const listed = (await (await fetch(`${local.baseUrl}/v1/audio/voices`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: Array<{ id: string; soundry_voice_id: number }> };
+        const byId = new Map(listed.data.map((v) => [v.id, v.soundry_voice_id]));
+        expect([byId.get('echo'), byId.get('kokoro:en-us:am_echo')]).toEqual([6012, 6013]);
       } finally {
         await local.close();
       }

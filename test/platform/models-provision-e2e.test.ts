@@ -113,17 +113,29 @@ async function separate(modelType: number, onPoll?: (data: any) => void) {
 }
 
 describe('model files that are not the catalog model', () => {
-  it('a voice whose model is an LFS pointer is in no list, has no sample, and cannot be asked for', async () => {
+  it('a voice whose model is an LFS pointer never speaks: listed as not downloaded, a built-in sample, a built-in run saying why', async () => {
+    // With MODELS_AUTO_PULL a voice whose files fail verification counts as not downloaded (a pull would replace them).
     for (const path of ['tts/voices?language=en&page_size=500', 'podcast/voices?language=en&page_size=500']) {
       const { json } = await app.get(`${API}/${path}`, key);
       expect(json.code, JSON.stringify(json)).toBe(100000);
       const ids = json.data.records.map((v: any) => v.id);
-      expect(ids, path).not.toContain(5001);
+      expect(ids, path).toContain(5001);
       expect(ids, path).toContain(5002);
     }
-    expect((await fetch(`${app.baseUrl}/assets/voices/5001.mp3`)).status).toBe(404);
+    const listed = (await app.get(`${API}/tts/voices?language=en&page_size=500`, key)).json.data.records;
+    expect(listed.find((v: any) => v.id === 5001).downloaded).toBe(false);
+    expect(listed.find((v: any) => v.id === 5002).downloaded).toBeUndefined();
+    const sample = await fetch(`${app.baseUrl}/assets/voices/5001.mp3`);
+    expect(sample.status).toBe(200);
+    expect(sample.headers.get('x-voice-sample')).toBe('builtin-stand-in');
+    // The mirror has no Lessac: the task speaks with the built-in voice and says why; the pointer is left as it was.
     const created = await app.post(`${API}/tts/task/create`, { voice_id: 5001, emotion: 0, speed: 1, language: 'en', text: 'Hello.' }, key);
-    expect(created.json.code).not.toBe(100000);
+    expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
+    const done = await app.waitTask(`${API}/tts/task/get`, 'global_id', created.json.data.job_id, key, 60_000);
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.engine).toBe('espeak');
+    expect(done.data.engine_note).toMatch(/piper-en_US-lessac-medium could not be installed: .*HTTP 404/);
+    expect(await readFile(join(modelDir(modelsDir, lessac), lessac.piper.modelFile), 'utf8')).toBe(LFS_POINTER);
   });
 
   it('a listed voice whose model will not load fails once, naming the file, never as an internal error', async () => {

@@ -23,8 +23,9 @@ import { TaskFailure } from '../../domain/errors.js';
 import type { AudioData } from '../../media/audio.js';
 import type { EngineContext, EngineVoice, TtsEngine, TtsRequest } from '../../ports/engines.js';
 import { MODEL_CATALOG, kokoroEntries, type KokoroModelEntry, type KokoroVoiceEntry, type ModelEntry } from '../../models/catalog.js';
-import type { KokoroDialect } from '../../models/catalog-kokoro.js';
+import { KOKORO_DEFAULT_VOICES, type KokoroDialect } from '../../models/catalog-kokoro.js';
 import { modelFilePath } from '../../models/download.js';
+import { LoadOnce } from './load-once.js';
 import { checkModel, describeCheck } from '../../models/installed.js';
 import type { Phonemize } from './piper.js';
 
@@ -156,10 +157,11 @@ export interface KokoroEngineOptions {
   intraOpThreads?: number;
   executionProviders?: readonly string[];
   /**
-   * MODELS_AUTO_PULL: list catalog voices whose files are not here yet, because the first task asking for one
-   * downloads them (src/kinds/tts/thread.ts); off, only installed (verified) voices are offered.
+   * MODELS_AUTO_PULL: also list the catalog's voices whose files are not installed (missing or failing verification),
+   * marked with the models to download first (EngineVoice.pullModels, fetched by src/kinds/tts/voice-models.ts on the
+   * worker's event loop); off, only installed (verified) voices are offered. Their files are never opened before then.
    */
-  offerUninstalled?: boolean;
+  listPullable?: boolean;
 }
 
 export class KokoroEngine implements TtsEngine {
@@ -172,10 +174,10 @@ export class KokoroEngine implements TtsEngine {
   private readonly phonemize: Phonemize;
   private readonly intraOpThreads: number;
   private readonly executionProviders: readonly string[];
-  private readonly offerUninstalled: boolean;
-  /** Per instance: one session per model, one style table per voice; promises so concurrent first calls share a load. */
-  private readonly sessions = new Map<string, Promise<LoadedModel>>();
-  private readonly tables = new Map<string, Promise<Float32Array>>();
+  private readonly listPullable: boolean;
+  /** Per instance: one session per model, one style table per voice (src/engines/tts/load-once.ts). */
+  private readonly sessions = new LoadOnce<LoadedModel>();
+  private readonly tables = new LoadOnce<Float32Array>();
 
   constructor(opts: KokoroEngineOptions) {
     const { models, voices } = kokoroEntries(opts.catalog ?? MODEL_CATALOG);
@@ -185,22 +187,32 @@ export class KokoroEngine implements TtsEngine {
     this.phonemize = opts.phonemize;
     this.intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
     this.executionProviders = opts.executionProviders ?? ['cpu'];
-    this.offerUninstalled = opts.offerUninstalled ?? false;
+    this.listPullable = opts.listPullable ?? false;
   }
 
   private async installed(entry: ModelEntry): Promise<boolean> {
     return (await checkModel(this.modelsDir, entry)).state === 'installed';
   }
 
+  /**
+   * Installed voices (model and style table verified); with listPullable every catalog voice, each marked with what
+   * it still needs downloaded. Listed best first: the catalog's default voices (KOKORO_DEFAULT_VOICES, the best
+   * graded of each accent and gender), then the others in catalog order, since a default voice is the list's first
+   * installed neural voice of its language and gender (docs/api.md).
+   */
   async listVoices(): Promise<EngineVoice[]> {
     const out: EngineVoice[] = [];
     const modelOk = new Map<string, boolean>();
-    for (const entry of this.voices) {
+    const rank = (e: KokoroVoiceEntry) => {
+      const at = KOKORO_DEFAULT_VOICES.indexOf(e.kokoroVoice.voice);
+      return at < 0 ? KOKORO_DEFAULT_VOICES.length : at;
+    };
+    // sort is stable: equal ranks keep the catalog's order.
+    for (const entry of [...this.voices].sort((a, b) => rank(a) - rank(b))) {
       const v = entry.kokoroVoice;
-      if (!this.offerUninstalled) {
-        if (!modelOk.has(v.model)) modelOk.set(v.model, await this.installed(this.models.find((m) => m.name === v.model)!));
-        if (!modelOk.get(v.model) || !(await this.installed(entry))) continue;
-      }
+      if (!modelOk.has(v.model)) modelOk.set(v.model, await this.installed(this.models.find((m) => m.name === v.model)!));
+      const missing = [...(modelOk.get(v.model) ? [] : [v.model]), ...((await this.installed(entry)) ? [] : [entry.name])];
+      if (missing.length > 0 && !this.listPullable) continue;
       out.push({
         key: `kokoro:${v.dialect}:${v.voice}`,
         engine: this.id,
@@ -210,30 +222,11 @@ export class KokoroEngine implements TtsEngine {
         displayName: v.displayName,
         engineVoice: entry.name,
         apiId: v.apiId,
+        neural: true,
+        ...(missing.length > 0 ? { pullModels: missing } : {}),
       });
     }
     return out;
-  }
-
-  /** Catalog entries this voice needs that are not installed (verified) now: what a first use must download. */
-  async missingModels(voice: EngineVoice): Promise<ModelEntry[]> {
-    const entry = this.voices.find((v) => v.name === voice.engineVoice);
-    if (!entry) return [];
-    const model = this.models.find((m) => m.name === entry.kokoroVoice.model)!;
-    const missing: ModelEntry[] = [];
-    for (const e of [model, entry]) if (!(await this.installed(e))) missing.push(e);
-    return missing;
-  }
-
-  private loadModel(entry: KokoroModelEntry): Promise<LoadedModel> {
-    let loading = this.sessions.get(entry.name);
-    if (!loading) {
-      loading = this.openModel(entry);
-      this.sessions.set(entry.name, loading);
-      // A failed load must not stick: the model may be pulled a moment later.
-      loading.catch(() => this.sessions.delete(entry.name));
-    }
-    return loading;
   }
 
   private async openModel(entry: KokoroModelEntry): Promise<LoadedModel> {
@@ -269,16 +262,6 @@ export class KokoroEngine implements TtsEngine {
     return { session, vocab, pad: vocab.$ ?? 0, idsName, outputName };
   }
 
-  private loadTable(entry: KokoroVoiceEntry): Promise<Float32Array> {
-    let loading = this.tables.get(entry.name);
-    if (!loading) {
-      loading = this.openTable(entry);
-      this.tables.set(entry.name, loading);
-      loading.catch(() => this.tables.delete(entry.name));
-    }
-    return loading;
-  }
-
   private async openTable(entry: KokoroVoiceEntry): Promise<Float32Array> {
     const check = await checkModel(this.modelsDir, entry);
     if (check.state !== 'installed') {
@@ -297,10 +280,8 @@ export class KokoroEngine implements TtsEngine {
 
   /** Releases every cached session (call on shutdown or before deleting model files). */
   async close(): Promise<void> {
-    const loads = [...this.sessions.values()];
-    this.sessions.clear();
-    this.tables.clear();
-    for (const l of await Promise.allSettled(loads)) if (l.status === 'fulfilled') await l.value.session.release();
+    await this.tables.clear();
+    for (const loaded of await this.sessions.clear()) await loaded.session.release();
   }
 
   /** One model call: ids padded at both ends, the style row for their count, the speed. */
@@ -321,8 +302,9 @@ export class KokoroEngine implements TtsEngine {
     if (!entry) throw new TaskFailure(`unknown Kokoro voice: ${request.voice.engineVoice}`);
     const speed = request.prosody.rate;
     if (!(speed > 0) || !Number.isFinite(speed)) throw new TaskFailure(`invalid speaking rate: ${speed}`);
-    const model = await this.loadModel(this.models.find((m) => m.name === entry.kokoroVoice.model)!);
-    const table = await this.loadTable(entry);
+    const modelEntry = this.models.find((m) => m.name === entry.kokoroVoice.model)!;
+    const model = await this.sessions.get(modelEntry.name, () => this.openModel(modelEntry));
+    const table = await this.tables.get(entry.name, () => this.openTable(entry));
     ctx.signal.throwIfAborted();
 
     const ipa = await this.phonemize(request.text.trim(), entry.kokoroVoice.espeakVoice);

@@ -13,6 +13,7 @@ import type { AudioData } from '../../media/audio.js';
 import type { EngineContext, EngineVoice, TtsEngine, TtsRequest } from '../../ports/engines.js';
 import { MODEL_CATALOG, piperModels, type ModelEntry, type TtsModelEntry } from '../../models/catalog.js';
 import { modelFilePath } from '../../models/download.js';
+import { LoadOnce } from './load-once.js';
 import { checkModel, describeCheck } from '../../models/installed.js';
 
 /** Text -> IPA phonemes for an espeak-ng voice; one sentence per line when it splits sentences. */
@@ -28,6 +29,11 @@ export interface PiperEngineOptions {
   sentenceSilenceSeconds?: number;
   /** ONNX_EXECUTION_PROVIDER's resolved providers (default CPU), the same choice as separation's. */
   executionProviders?: readonly string[];
+  /**
+   * MODELS_AUTO_PULL: also list the catalog's voices that are not installed (missing or failing verification), marked
+   * with the model to download first (EngineVoice.pullModels). Their files are never opened until a pull verified them.
+   */
+  listPullable?: boolean;
 }
 
 /** The keys of a Piper `.onnx.json` this engine reads. */
@@ -101,8 +107,9 @@ export class PiperEngine implements TtsEngine {
   private readonly intraOpThreads: number;
   private readonly sentenceSilenceSeconds: number;
   private readonly executionProviders: readonly string[];
-  /** Per instance, keyed by model name; a promise so concurrent first calls share one load. */
-  private readonly sessions = new Map<string, Promise<LoadedVoice>>();
+  private readonly listPullable: boolean;
+  /** Per instance, keyed by model name (src/engines/tts/load-once.ts). */
+  private readonly sessions = new LoadOnce<LoadedVoice>();
 
   constructor(opts: PiperEngineOptions) {
     this.modelsDir = opts.modelsDir;
@@ -111,6 +118,7 @@ export class PiperEngine implements TtsEngine {
     this.intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
     this.sentenceSilenceSeconds = Math.max(0, opts.sentenceSilenceSeconds ?? 0.2);
     this.executionProviders = opts.executionProviders ?? ['cpu'];
+    this.listPullable = opts.listPullable ?? false;
   }
 
   private paths(entry: TtsModelEntry): { model: string; config: string } {
@@ -125,11 +133,15 @@ export class PiperEngine implements TtsEngine {
     return (await checkModel(this.modelsDir, entry)).state === 'installed';
   }
 
-  /** Installed Piper voices only: an LFS pointer, a truncated or a foreign file never puts its voice in the lists. */
+  /**
+   * Installed Piper voices: an LFS pointer, a truncated or a foreign file never makes its voice speakable. With
+   * listPullable, the others are listed too, carrying the model a task must download (and verify) first.
+   */
   async listVoices(): Promise<EngineVoice[]> {
     const voices: EngineVoice[] = [];
     for (const entry of this.models) {
-      if (!(await this.installed(entry))) continue;
+      const installed = await this.installed(entry);
+      if (!installed && !this.listPullable) continue;
       for (const v of entry.piper.voices) {
         const speaker = v.speakerId === undefined ? '' : `#${v.speakerId}`;
         voices.push({
@@ -141,21 +153,12 @@ export class PiperEngine implements TtsEngine {
           displayName: v.displayName,
           engineVoice: `${entry.name}${speaker}`,
           apiId: v.apiId,
+          neural: true,
+          ...(installed ? {} : { pullModels: [entry.name] }),
         });
       }
     }
     return voices;
-  }
-
-  private load(entry: TtsModelEntry): Promise<LoadedVoice> {
-    let loading = this.sessions.get(entry.name);
-    if (!loading) {
-      loading = this.open(entry);
-      this.sessions.set(entry.name, loading);
-      // A failed load must not stick: the model may be pulled a moment later.
-      loading.catch(() => this.sessions.delete(entry.name));
-    }
-    return loading;
   }
 
   private async open(entry: TtsModelEntry): Promise<LoadedVoice> {
@@ -193,11 +196,7 @@ export class PiperEngine implements TtsEngine {
 
   /** Releases every cached session (call on shutdown or before deleting model files). */
   async close(): Promise<void> {
-    const loads = [...this.sessions.values()];
-    this.sessions.clear();
-    for (const l of await Promise.allSettled(loads)) {
-      if (l.status === 'fulfilled') await l.value.session.release();
-    }
+    for (const loaded of await this.sessions.clear()) await loaded.session.release();
   }
 
   private async runIds(voice: LoadedVoice, ids: number[], lengthScale: number, speakerId: number): Promise<Float32Array> {
@@ -221,7 +220,7 @@ export class PiperEngine implements TtsEngine {
     const rate = request.prosody.rate;
     if (!(rate > 0) || !Number.isFinite(rate)) throw new TaskFailure(`invalid speaking rate: ${rate}`);
 
-    const voice = await this.load(entry);
+    const voice = await this.sessions.get(entry.name, () => this.open(entry));
     ctx.signal.throwIfAborted();
     const sampleRate = voice.config.audio.sample_rate;
     const sid = speakerId ?? entry.piper.voices[0]?.speakerId ?? 0;

@@ -14,6 +14,12 @@ export interface TtsRegistry {
   japanese: JapaneseReader;
   listVoices(): Promise<VoiceRecord[]>;
   resolveVoice(id: number): Promise<{ voice: EngineVoice; engine: TtsEngine } | null>;
+  /**
+   * The built-in (espeak) voice a neural voice falls back to when its models cannot be had: same language and gender,
+   * the same accent first where the neural voice's key names one as espeak does (kokoro:en-gb:bf_emma -> espeak:en-gb:f1),
+   * else same language. Every spec language has espeak voices of both genders, so this is null only for a foreign key.
+   */
+  builtinVoice(neural: Pick<EngineVoice, 'language' | 'gender' | 'key'>): Promise<{ id: number; voice: EngineVoice; engine: TtsEngine } | null>;
 }
 
 /**
@@ -55,6 +61,13 @@ export function createTtsRegistry(deps: { extraEngines?: TtsEngine[]; espeak?: E
     async resolveVoice(id: number) {
       const hit = (await catalogue()).find((e) => e.id === id);
       return hit ? { voice: hit.voice, engine: hit.engine } : null;
+    },
+    async builtinVoice(neural) {
+      // espeak, not flite: flite reads Latin script only, espeak speaks every spec language.
+      const own = (await catalogue()).filter((e) => e.engine === espeak && e.voice.language === neural.language);
+      const gendered = own.filter((e) => e.voice.gender === neural.gender);
+      const accent = neural.key.split(':')[1];
+      return gendered.find((e) => e.voice.key.split(':')[1] === accent) ?? gendered[0] ?? own[0] ?? null;
     },
   };
 }

@@ -131,6 +131,8 @@ export function toVoiceRecord(voice: EngineVoice, id: number): VoiceRecord {
     emotion: [...ALL_EMOTIONS],
     name: voice.key,
     display_name: voice.displayName,
+    ...(voice.neural ? { neural: true as const } : {}),
+    ...(voice.pullModels?.length ? { downloaded: false as const } : {}),
   };
 }
 

@@ -6,7 +6,7 @@ import type { RequestLimits } from '../../ports/limits.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import type { AuthService, Operation } from '../../services/auth.js';
 import { OpenAiSpeechBody } from '../../kinds/tts/contract.js';
-import { OPENAI_SPEECH_MODELS, OPENAI_VOICES, SpeechRefusal, type OpenAiSpeech } from '../../kinds/tts/openai.js';
+import { OPENAI_SPEECH_MODELS, OPENAI_VOICES, openAiVoice, SpeechRefusal, type OpenAiSpeech } from '../../kinds/tts/openai.js';
 
 const CONTENT_TYPES: Record<OpenAiSpeechBody['response_format'], string> = {
   mp3: 'audio/mpeg',
@@ -119,9 +119,8 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
         onRequest: authenticate('list'),
         handler: async () => {
           const all = await deps.voices.list();
-          const byName = new Map(all.map((v) => [v.name, v]));
-          const aliases = Object.entries(OPENAI_VOICES).flatMap(([id, key]) => {
-            const v = byName.get(key);
+          const aliases = Object.keys(OPENAI_VOICES).flatMap((id) => {
+            const v = openAiVoice(id, all);
             return v ? [{ id, name: id, soundry_voice_id: v.id, language: v.language, gender: v.gender === 2 ? 'female' : 'male' }] : [];
           });
           const own = all.map((v) => ({ id: v.name, name: v.display_name, soundry_voice_id: v.id, language: v.language, gender: v.gender === 2 ? 'female' : 'male' }));

@@ -49,7 +49,7 @@ export function avatarSvg(voice: VoiceRecord): string {
 }
 
 export interface VoiceSampleRenderer {
-  /** Writes a sample clip of `voice` (MP3) to `path`. */
+  /** Writes a sample clip of `voice` (MP3) to `path`; never downloads a model (see the route). */
   render(voice: VoiceRecord, text: string, path: string): Promise<void>;
 }
 
@@ -62,17 +62,22 @@ export function registerVoiceAssetRoutes(
   app: FastifyInstance,
   deps: { voices: VoiceLibrary; blobs: BlobStore; samples: VoiceSampleRenderer; tmpDir: string },
 ): void {
-  const pending = new Map<number, Promise<void>>();
+  const pending = new Map<string, Promise<void>>();
   app.get('/assets/voices/:file', { schema: { hide: true } }, async (request, reply) => {
     const m = /^(\d+)\.(svg|mp3)$/.exec((request.params as { file: string }).file);
     const voice = m ? await deps.voices.find(Number(m[1])) : null;
     if (!m || !voice) return reply.status(404).send(refusal(new AppError('NOT_FOUND')));
-    reply.header('cache-control', 'public, max-age=86400');
-    if (m[2] === 'svg') return reply.type('image/svg+xml').send(avatarSvg(voice));
-    const key = `samples/voice-${voice.id}.mp3`;
+    if (m[2] === 'svg') return reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(avatarSvg(voice));
+    // A neural voice not downloaded yet is never downloaded for a sample (this route is public): its built-in
+    // stand-in (same language and gender) speaks it, flagged by a header, kept apart and cached briefly, so the
+    // voice's own sample replaces it once a task has downloaded the model.
+    const standIn = voice.downloaded === false;
+    reply.header('cache-control', standIn ? 'public, max-age=300' : 'public, max-age=86400');
+    if (standIn) reply.header('x-voice-sample', 'builtin-stand-in');
+    const key = standIn ? `samples/voice-${voice.id}-builtin.mp3` : `samples/voice-${voice.id}.mp3`;
     if (!(await deps.blobs.stat(key))) {
-      // One synthesis per voice even when many clients ask at once.
-      let job = pending.get(voice.id);
+      // One synthesis per sample even when many clients ask at once.
+      let job = pending.get(key);
       if (!job) {
         job = (async () => {
           const dir = await mkdtemp(join(deps.tmpDir, 'sample-'));
@@ -83,8 +88,8 @@ export function registerVoiceAssetRoutes(
           } finally {
             await rm(dir, { recursive: true, force: true });
           }
-        })().finally(() => pending.delete(voice.id));
-        pending.set(voice.id, job);
+        })().finally(() => pending.delete(key));
+        pending.set(key, job);
       }
       await job;
     }

@@ -19,7 +19,7 @@ function parseVoiceId(v: string | number | undefined): number | null {
 }
 
 const StoredScript = PodcastScriptResult.partial();
-const StoredEpisode = z.object({ fileKey: z.string().optional(), durationSeconds: z.number().optional() });
+const StoredEpisode = z.object({ fileKey: z.string().optional(), durationSeconds: z.number().optional(), engineNote: z.string().optional() });
 
 export class PodcastAudioKindApi implements KindApi<PodcastAudioCreateBody> {
   readonly kind = 'podcast_audio' as const;
@@ -79,6 +79,7 @@ export class PodcastAudioKindApi implements KindApi<PodcastAudioCreateBody> {
       data.file_url = await tools.fileUrl(r.fileKey);
       data.duration = r.durationSeconds;
       data.credits = task.charged;
+      if (r.engineNote) data.engine_note = r.engineNote;
     }
     return data;
   }

@@ -56,6 +56,8 @@ export const PodcastAudioResult = PodcastScriptResult.omit({ hightlights: true, 
   podcast_script: z.array(ScriptLine),
   hightlights: z.array(Highlight.extend({ start_time: z.number() })),
   avatar: z.string(),
+  /** Why a host's neural voice did not speak (its model could not be downloaded); shown as `engine_note`. */
+  engineNote: z.string().optional(),
 });
 export type PodcastAudioResult = z.infer<typeof PodcastAudioResult>;
 
@@ -65,6 +67,7 @@ export const PodcastAudioQueryData = PodcastScriptQueryData.extend({
   file_url: z.string().optional().describe('The episode (MP3) on success'),
   duration: z.number().optional(),
   credits: z.number().optional(),
+  engine_note: z.string().optional().describe('Soundry addition: why a built-in voice spoke for a host whose neural voice could not be had'),
 });
 export type PodcastAudioQueryData = z.infer<typeof PodcastAudioQueryData>;
 

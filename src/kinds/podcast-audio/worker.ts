@@ -9,6 +9,7 @@ import { mixMusicBed } from '../../media/music-bed.js';
 import { renderTranscript } from '../../engines/podcast/script.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
 import type { EngineThreads } from '../threads.js';
+import type { VoiceModels } from '../tts/voice-models.js';
 import type { EnhanceThreadInput } from '../enhance/thread.js';
 import { PodcastAudioParams, type PodcastAudioResult } from './contract.js';
 
@@ -32,7 +33,7 @@ export class PodcastAudioHandler implements TaskHandler {
   readonly kind = 'podcast_audio' as const;
 
   constructor(
-    private readonly deps: { threads: EngineThreads; blobs: BlobStore; ffmpeg: string; target: LoudnessTarget; musicFile?: string; modelsDir: string },
+    private readonly deps: { threads: EngineThreads; blobs: BlobStore; ffmpeg: string; target: LoudnessTarget; musicFile?: string; modelsDir: string; models: VoiceModels },
   ) {}
 
   async run(ctx: JobContext): Promise<JobOutcome> {
@@ -43,11 +44,21 @@ export class PodcastAudioHandler implements TaskHandler {
     const lead = music ? MUSIC_INTRO : LEAD_IN;
     let cursor = Math.round(lead * RATE);
     let engine = '';
+    // Hosts' neural voices not installed yet are downloaded first (MODELS_AUTO_PULL), in the first tenth of the
+    // progress; one that cannot be had is spoken by a built-in voice, and the episode says so once per reason.
+    const hosts = [...new Set(p.lines.map((l) => l.voiceId))];
+    const unavailable = new Map<number, string>();
+    for (const [k, voiceId] of hosts.entries()) {
+      const why = await this.deps.models.ensure(voiceId, { signal: ctx.signal, onProgress: (f) => ctx.onProgress((0.1 * (k + f)) / hosts.length) });
+      if (why) unavailable.set(voiceId, why);
+    }
+    const notes = new Set<string>();
     for (const [i, line] of p.lines.entries()) {
+      const why = unavailable.get(line.voiceId);
       const out = await this.deps.threads.run(
         'tts',
-        { text: line.text, language: 'all', voiceId: line.voiceId, emotion: 0, speed: 1 },
-        { signal: ctx.signal, onProgress: (f) => ctx.onProgress((0.85 * (i + f)) / p.lines.length) },
+        { text: line.text, language: 'all', voiceId: line.voiceId, emotion: 0, speed: 1, ...(why ? { unavailable: why } : {}) },
+        { signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.1 + (0.75 * (i + f)) / p.lines.length) },
       );
       if (i > 0) cursor += Math.round((line.role === p.lines[i - 1]!.role ? PAUSE_SAME_SPEAKER : PAUSE_NEW_SPEAKER) * RATE);
       const samples = resample(out.samples, out.sampleRate, RATE);
@@ -55,6 +66,7 @@ export class PodcastAudioHandler implements TaskHandler {
       pieces.push(samples);
       cursor += samples.length;
       engine = engine && engine !== out.engine ? 'mixed' : out.engine;
+      if (out.engineNote) notes.add(out.engineNote);
     }
     const total = cursor + Math.round((music ? MUSIC_OUTRO : TAIL) * RATE);
     const mix = new Float32Array(total);
@@ -96,6 +108,7 @@ export class PodcastAudioHandler implements TaskHandler {
       hightlights: p.hightlights.map((h) => ({ ...h, start_time: startOf(h.script_start_index) })),
       podcast_script_txt: renderTranscript({ title: p.title, podcast_script: podcastScript }),
       avatar: p.lines[0]?.avatar ?? '',
+      ...(notes.size > 0 ? { engineNote: [...notes].join('. ') } : {}),
     };
     return {
       result,

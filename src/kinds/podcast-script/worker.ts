@@ -62,10 +62,14 @@ export function withinLimits(script: PodcastScript, scriptMaxChars: number): Pod
   };
 }
 
-/** Two hosts by default: a woman and a man speaking the podcast's language, when both exist. */
-export function defaultSpeakers(voices: VoiceRecord[], language: string, preferred: readonly number[] = []): VoiceRecord[] {
-  // Installed neural voices first (best first), then the list's order: the built-in voices.
-  const rank = (v: VoiceRecord) => (preferred.includes(v.id) ? preferred.indexOf(v.id) : preferred.length);
+/**
+ * Two hosts by default: a woman and a man speaking the podcast's language, when both exist. An installed neural
+ * voice comes before the built-in ones of its gender; a neural voice not downloaded yet comes last (a default never
+ * starts a download the user did not ask for).
+ */
+export function defaultSpeakers(voices: VoiceRecord[], language: string): VoiceRecord[] {
+  const rank = (v: VoiceRecord) => (!v.neural ? 1 : v.downloaded === false ? 2 : 0);
+  // sort is stable: within a rank, the voice list's order.
   const own = voices.filter((v) => v.language === language).sort((a, b) => rank(a) - rank(b));
   const female = own.find((v) => v.gender === 2);
   const male = own.find((v) => v.gender === 1);
@@ -181,7 +185,7 @@ export class PodcastScriptHandler implements TaskHandler {
     const all = await this.deps.voices.list();
     const chosen = p.speakers?.length
       ? p.speakers.map((id) => all.find((v) => v.id === id)).filter((v): v is VoiceRecord => Boolean(v))
-      : defaultSpeakers(all, language, (await this.deps.voices.preferred?.()) ?? []);
+      : defaultSpeakers(all, language);
     if (chosen.length === 0) throw new TaskFailure(`No podcast voice speaks ${language}`);
     // The same host names as the podcast voice list shows (display_name there).
     const hosts = hostNames(all.filter((v) => isPodcastLanguage(v.language)));

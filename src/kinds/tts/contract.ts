@@ -35,7 +35,7 @@ export const TtsResult = z.object({
   voiceKey: z.string(),
   emotion: z.string(),
   characters: z.number(),
-  /** Why the built-in engine spoke although a neural voice was asked for (its models could not be installed). */
+  /** Why `engine` is the built-in one although a neural voice was asked for (shown as `engine_note`). */
   engineNote: z.string().optional(),
 });
 export type TtsResult = z.infer<typeof TtsResult>;
@@ -62,7 +62,7 @@ export const TtsQueryData = z.looseObject({
   progress: z.number().optional().describe('0 to 1 while waiting'),
   duration: z.number().optional(),
   engine: z.string().nullable().optional(),
-  engine_note: z.string().optional().describe('Why engine is the built-in one although a neural voice was asked for'),
+  engine_note: z.string().optional().describe('Soundry addition: why a built-in voice spoke although a neural voice was asked for'),
   credits: z.number().optional(),
   error: z.string().nullable().optional().describe('Why the task failed'),
 });

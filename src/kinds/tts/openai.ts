@@ -8,6 +8,7 @@ import type { Caller } from '../../services/auth.js';
 import type { EngineThreads } from '../threads.js';
 import type { TtsKindApi } from './api.js';
 import type { OpenAiSpeechBody } from './contract.js';
+import type { VoiceModels } from './voice-models.js';
 
 /** Model names OpenAI clients send; every one is rendered by Soundry's own engines (docs/api.md). */
 export const OPENAI_SPEECH_MODELS = ['tts-1', 'tts-1-hd', 'gpt-4o-mini-tts', 'gpt-4o-mini-tts-2025-03-20', 'gpt-4o-mini-tts-2025-12-15', 'soundry-tts'] as const;
@@ -31,6 +32,25 @@ export const OPENAI_VOICES: Readonly<Record<string, string>> = {
   marin: 'espeak:en-us:f3',
   cedar: 'espeak:en-us:m1',
 };
+
+/**
+ * The voice an OpenAI voice name speaks with, among installed English neural voices of the mapped voice's gender:
+ * Kokoro's namesake when it is installed (af_alloy, am_echo, bm_fable, af_nova, am_onyx), else the names of one gender
+ * spread over those voices in table order (list order: Kokoro's before Piper's), else the built-in voice above.
+ * A neural voice not downloaded yet is never picked for a name: a client that did not ask for it waits on no download.
+ */
+export function openAiVoice(name: string, all: readonly VoiceRecord[]): VoiceRecord | null {
+  const key = OPENAI_VOICES[name];
+  const builtin = key ? all.find((v) => v.name === key) : undefined;
+  if (!builtin) return null;
+  const neural = all.filter((v) => v.neural && v.downloaded !== false && v.language === 'en' && v.gender === builtin.gender);
+  if (neural.length === 0) return builtin;
+  const namesake = neural.find((v) => /^kokoro:[^:]+:[a-z][fm]_(.+)$/.exec(v.name)?.[1] === name);
+  if (namesake) return namesake;
+  const gender = (alias: string) => all.find((v) => v.name === OPENAI_VOICES[alias])?.gender;
+  const peers = Object.keys(OPENAI_VOICES).filter((alias) => gender(alias) === builtin.gender);
+  return neural[peers.indexOf(name) % neural.length]!;
+}
 
 /** OpenAI's pcm (and what every other format is resampled to): 24 kHz mono. */
 export const OPENAI_SAMPLE_RATE = 24_000;
@@ -83,20 +103,14 @@ export class SpeechRefusal extends AppError {
  */
 export class OpenAiSpeech {
   constructor(
-    private readonly deps: { voices: VoiceLibrary; tts: TtsKindApi; threads: () => EngineThreads; accounts: AccountStore; ffmpeg: string },
+    private readonly deps: { voices: VoiceLibrary; tts: TtsKindApi; threads: () => EngineThreads; accounts: AccountStore; ffmpeg: string; models: VoiceModels },
   ) {}
 
   /** An OpenAI voice name, a Soundry voice id ("1005") or a Soundry voice name ("espeak:en-us:f1"). */
   async resolveVoice(requested: string): Promise<VoiceRecord | null> {
     const all = await this.deps.voices.list();
     const wanted = requested.trim();
-    const mapped = OPENAI_VOICES[wanted.toLowerCase()];
-    if (mapped) {
-      // Kokoro has namesakes of five OpenAI voices (af_alloy, am_echo, bm_fable, af_nova, am_onyx): installed, they speak.
-      const installed = new Set((await this.deps.voices.preferred?.()) ?? []);
-      const namesake = all.find((v) => installed.has(v.id) && /^kokoro:[^:]+:[a-z][fm]_/.test(v.name) && v.name.slice(v.name.lastIndexOf(':') + 4) === wanted.toLowerCase());
-      return namesake ?? all.find((v) => v.name === mapped) ?? null;
-    }
+    if (OPENAI_VOICES[wanted.toLowerCase()]) return openAiVoice(wanted.toLowerCase(), all);
     if (/^\d+$/.test(wanted)) return all.find((v) => v.id === Number(wanted)) ?? null;
     return all.find((v) => v.name === wanted) ?? all.find((v) => v.display_name.toLowerCase() === wanted.toLowerCase()) ?? null;
   }
@@ -146,11 +160,14 @@ export class OpenAiSpeech {
     const started = new Promise<PipeEncoder | null>((r) => (ready = r));
     const produce = (async () => {
       try {
+        // A neural voice not installed yet is downloaded before the first sentence (MODELS_AUTO_PULL; the client waits
+        // for its first bytes); one that cannot be had speaks with its built-in stand-in.
+        const unavailable = await this.deps.models.ensure(plan.voice.id, { signal, onProgress: () => {} });
         for (const sentence of plan.sentences) {
           if (signal.aborted) throw signal.reason;
           const out = await this.deps.threads().run(
             'tts',
-            { text: sentence.text, language: plan.voice.language, voiceId: plan.voice.id, emotion: plan.emotion, speed: plan.speed },
+            { text: sentence.text, language: plan.voice.language, voiceId: plan.voice.id, emotion: plan.emotion, speed: plan.speed, ...(unavailable ? { unavailable } : {}) },
             { signal, onProgress: () => {} },
           );
           if (!encoder) {

@@ -7,19 +7,29 @@ import { encodeAudio } from '../../media/ffmpeg.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
 import type { EngineThreads } from '../threads.js';
 import { TtsParams, type TtsResult } from './contract.js';
+import type { VoiceModels } from './voice-models.js';
+
+/** Of a task's progress, the share a first-use model download takes (it dominates a short text's synthesis). */
+const PULL_SHARE = 0.5;
 
 /** TTS: synthesis in an engine thread, encoding in ffmpeg, the file into the blob store. */
 export class TtsHandler implements TaskHandler {
   readonly kind = 'tts' as const;
 
-  constructor(private readonly deps: { threads: EngineThreads; blobs: BlobStore; ffmpeg: string }) {}
+  constructor(private readonly deps: { threads: EngineThreads; blobs: BlobStore; ffmpeg: string; models: VoiceModels }) {}
 
   async run(ctx: JobContext): Promise<JobOutcome> {
     const params = TtsParams.parse(ctx.task.params);
+    // A neural voice listed before its model is installed: downloaded first (MODELS_AUTO_PULL), on this event loop.
+    let pulling = false;
+    const unavailable = await this.deps.models.ensure(params.voiceId, {
+      signal: ctx.signal, onProgress: (f) => ((pulling = true), ctx.onProgress(PULL_SHARE * f)),
+    });
+    const from = pulling ? PULL_SHARE : 0;
     const out = await this.deps.threads.run(
       'tts',
-      { text: params.text, language: params.language, voiceId: params.voiceId, emotion: params.emotion, speed: params.speed },
-      { signal: ctx.signal, onProgress: (f) => ctx.onProgress(f * 0.9) },
+      { text: params.text, language: params.language, voiceId: params.voiceId, emotion: params.emotion, speed: params.speed, ...(unavailable ? { unavailable } : {}) },
+      { signal: ctx.signal, onProgress: (f) => ctx.onProgress(from + (0.9 - from) * f) },
     );
     const audio = { sampleRate: out.sampleRate, channels: [out.samples] };
     const file = join(ctx.tmpDir, `output.${params.format}`);
