@@ -22,7 +22,8 @@ const THREADS = 2;
 const SONG = 'separation/mixture_only_real_songs/demucs_test.mp3';
 const SONG_PATH = join(root, '..', 'shared', 'corpus', SONG);
 const MODELS_DIR = process.env.NEURAL_COST_DIR ?? '/tmp/soundry-standin-real';
-const DEFAULT_PLAN = 'builtin:350:180,neural:350:180,builtin:501:180,neural:501:180,builtin:350:3600';
+// 10 s neural runs first: their peak RSS against the 3-minute runs' shows whether memory grows with length.
+const DEFAULT_PLAN = 'neural:350:10,neural:501:10,builtin:350:180,neural:350:180,builtin:501:180,neural:501:180,builtin:350:3600';
 
 interface Run { engine: string; label: string; modelType: number; seconds: number; wall: number; rtf: number; maxRssMb: number }
 
@@ -114,7 +115,23 @@ function doc(files: StandinFile[], runs: Run[], plan: string, startLoad: string,
     '|---|---|---|---|---|---|',
     ...runs.map((r) => `| ${r.modelType} | ${r.label}${r.engine === 'neural' ? ' (real-size stand-in)' : ''} | ${dur(r.seconds)} | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.maxRssMb.toFixed(0)} MB |`),
     '',
+    ...notes(runs),
   ].join('\n');
+}
+
+/** What the runs say beyond the table: memory against length, and the hours a 60-minute song would take. */
+function notes(runs: Run[]): string[] {
+  const out = ['## Notes', ''];
+  for (const label of new Set(runs.filter((r) => r.engine === 'neural').map((r) => r.label))) {
+    const rs = runs.filter((r) => r.label === label).sort((a, b) => a.seconds - b.seconds);
+    const long = rs.at(-1)!;
+    if (rs.length > 1) out.push(`- ${label}: peak RSS ${rs.map((r) => `${r.maxRssMb.toFixed(0)} MB at ${dur(r.seconds)}`).join(', ')}: memory is one segment's activations, not the song.`);
+    if (!runs.some((r) => r.label === label && r.seconds >= 3600)) out.push(`- ${label}: not run on 60 minutes; at the ${dur(long.seconds)} RTF (${long.rtf.toFixed(2)}) it would take ${(long.rtf).toFixed(1)} hours here.`);
+  }
+  out.push('- Stand-in fidelity: the MDX-Net layout has the UVR files\' parameter count (file size within the graph metadata,',
+    '  checked in test/engines/separation/standin-real.test.ts); the HTDemucs layout follows demucs\' HTDemucs with the pretrained',
+    '  config; its approximations are listed at the top of test/fixtures/standin-real.ts.', '');
+  return out;
 }
 
 export async function benchNeuralCost(): Promise<string> {
