@@ -3,6 +3,7 @@
  * the network) into a folder, so the neural engines' own pipeline (resampling, STFT/iSTFT, segment
  * overlap-add, encoders) can be timed where no weights can be downloaded. Figures taken with them are the
  * engine's overhead around the network, never the network's cost.
+ * The network's cost is measured with bench/standin-real.ts (real layers and shapes) by bench/neural-cost.ts.
  * Models count only once verified against the catalog, so it also writes the site catalog that pins them:
  *   node --import tsx bench/standin-models.ts /tmp/standin-models
  *   MODELS_DIR=/tmp/standin-models MODELS_CATALOG_FILE=/tmp/standin-models/catalog.json node --import tsx bench/separation.ts
