@@ -16,7 +16,7 @@ type Lane = 'short' | 'long';
  * for them (measured from outside: short TTS tasks waited 236 s on average for 0.8 s of work), so short work
  * has threads of its own that long work never takes.
  */
-const LANES: { readonly [N in ThreadName]: Lane } = { tts: 'short', separation: 'long', enhance: 'long', asr: 'long' };
+const LANES: { readonly [N in ThreadName]: Lane } = { tts: 'short', separation: 'long', enhance: 'long', asr: 'long', llm: 'long' };
 
 /**
  * CPU-heavy engine work runs here, off the API's event loop. One pool per process, in two lanes made on

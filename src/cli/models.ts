@@ -19,7 +19,7 @@ export interface ModelCommandDeps {
   progressBar?: boolean;
 }
 
-const KINDS: readonly ModelKind[] = ['tts', 'separation', 'enhance', 'vad', 'asr'];
+const KINDS: readonly ModelKind[] = ['tts', 'separation', 'enhance', 'vad', 'asr', 'llm'];
 const MiB = 1024 * 1024;
 
 /** Throttled progress: one line per file per second, plus the line that completes the file. */

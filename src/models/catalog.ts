@@ -12,8 +12,9 @@ import type { AgeGroup, Gender } from '../ports/engines.js';
 import { ENHANCE_MODELS } from './catalog-enhance.js';
 import { ASR_MODELS } from './catalog-asr.js';
 import { SEPARATION_MODELS } from './catalog-separation.js';
+import { LLM_MODELS } from './catalog-llm.js';
 
-export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad' | 'asr';
+export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad' | 'asr' | 'llm';
 
 export interface ModelFile {
   /** Relative path inside MODELS_DIR/<model name>/. */
@@ -68,9 +69,9 @@ export interface TtsModelEntry extends BaseModelEntry {
   piper: PiperModelMeta;
 }
 
-/** Separation, enhancement and VAD models: metadata is engine-specific and added with their engines. */
+/** Separation, enhancement, VAD, ASR and LLM models: metadata is engine-specific and added with their engines. */
 export interface OtherModelEntry extends BaseModelEntry {
-  kind: 'separation' | 'enhance' | 'vad' | 'asr';
+  kind: 'separation' | 'enhance' | 'vad' | 'asr' | 'llm';
   meta?: Record<string, unknown>;
 }
 
@@ -213,6 +214,7 @@ export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
   ...ENHANCE_MODELS,
   ...ASR_MODELS,
   ...SEPARATION_MODELS,
+  ...LLM_MODELS,
 ]);
 
 export function findModel(name: string, catalog: readonly ModelEntry[] = MODEL_CATALOG): ModelEntry | undefined {
