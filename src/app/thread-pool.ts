@@ -35,7 +35,7 @@ export class EngineThreadPool implements EngineThreads {
       // Under tsx (npm start) or vitest the sources are .ts: the thread needs the tsx loader too.
       const execArgv = runningFromSource && !process.execArgv.some((a) => a.includes('tsx')) ? [...process.execArgv, '--import', 'tsx'] : process.execArgv;
       piscina = new Piscina({
-        filename: fileURLToPath(new URL(runningFromSource ? './engine-thread.ts' : './engine-thread.js', import.meta.url)),
+        filename: fileURLToPath(new URL(runningFromSource ? './engine-thread-source.mjs' : './engine-thread.js', import.meta.url)),
         minThreads: 1,
         maxThreads: lane === 'short' ? (this.opts.shortThreads ?? 1) : this.opts.threads,
         idleTimeout: 10 * 60_000,
