@@ -142,8 +142,10 @@ export class LlamaScriptGenerator implements ScriptGenerator {
 
   async generate(req: ScriptRequest, signal: AbortSignal, onProgress: (fraction: number) => void = () => {}): Promise<PodcastScript> {
     if (!req.speakers.length) throw new TaskFailure('No podcast voices are configured for this language');
-    const bounds = scriptBounds(req, this.opts.maxTokens);
     const maxContext = Math.min(this.opts.maxContext ?? 16_384, this.model.trainContextSize);
+    // At most half the context for the reply (still 1.5x what a level-7 episode needs in a 16k context): the source
+    // keeps the other half, summarised part by part when it is longer.
+    const bounds = scriptBounds(req, Math.min(this.opts.maxTokens ?? Infinity, Math.floor(maxContext / 2)));
     const material = await this.material(req, maxContext - bounds.maxTokens, signal);
     const { system, user } = scriptMessages(req, material);
     const grammar = await this.llama.createGrammarForJsonSchema(boundedScriptSchema(req.speakers.map((s) => s.role), bounds));
@@ -185,7 +187,10 @@ export class LlamaScriptGenerator implements ScriptGenerator {
       const reply = await this.chat(sys!.content, usr!.content, { maxTokens: SUMMARY_TOKENS, maxContext, seed: this.opts.seed ?? 1, signal, onProgress: () => {} });
       summaries.push(reply.text);
     }
-    return joinSummaries(summaries);
+    // Summaries are capped in tokens as written; read back they can take more (another segmentation): cut to fit.
+    const material = joinSummaries(summaries);
+    const written = this.model.tokenize(material);
+    return written.length <= available ? material : this.model.detokenize(written.slice(0, available));
   }
 
   /** One chat turn in a context sized for it (the prompt's tokens plus the reply's), freed afterwards. */

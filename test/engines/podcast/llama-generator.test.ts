@@ -107,6 +107,20 @@ describe('LlamaScriptGenerator with a tiny random-weight GGUF the test writes', 
     expect(Math.max(...progress)).toBeLessThanOrEqual(1);
   }, 120_000);
 
+  it('a source longer than the context is summarised part by part first, and the reply fits beside it', async () => {
+    const small = await LlamaScriptGenerator.load({ modelPath: join(dir, 'tiny.gguf'), model: 'tiny', threads: 1, gpu: false, maxContext: 3072 });
+    try {
+      const paragraph = 'Bees pollinate most flowering plants, and a colony can hold fifty thousand bees in summer. ';
+      const long = { ...req(1), source: { ...req(1).source, text: Array.from({ length: 12 }, () => paragraph.repeat(6)).join('\n\n') } };
+      const phases: number[] = [];
+      const script = await small.generate(long, AbortSignal.timeout(120_000), (f) => phases.push(f));
+      expect(script.podcast_script.length).toBeGreaterThanOrEqual(1);
+      expect(phases.length).toBeGreaterThan(0);
+    } finally {
+      await small.dispose();
+    }
+  }, 120_000);
+
   it('stops at the task\'s abort signal', async () => {
     const controller = new AbortController();
     const pending = generator.generate(req(3), controller.signal, () => controller.abort(new Error('cancelled by the test')));
