@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, type Llama, type LlamaModel, type Token } from 'node-llama-cpp';
+import { getLlama, LlamaLogLevel, type Llama, type LlamaModel, type Token } from 'node-llama-cpp';
 import { LlamaScriptGenerator, scriptBounds } from '../src/engines/podcast/llama-generator.js';
 import { BuiltinScriptGenerator } from '../src/engines/podcast/builtin-generator.js';
 import type { ScriptRequest } from '../src/engines/podcast/script.js';
@@ -104,14 +104,14 @@ export async function benchLlm(): Promise<string> {
 
     const rows: Speeds[] = [];
     t = performance.now();
-    const cpu = await getLlama({ gpu: false, build: 'never', maxThreads: threads, logLevel: 'error' as never, logger: () => {} });
+    const cpu = await getLlama({ gpu: false, build: 'never', maxThreads: threads, logLevel: LlamaLogLevel.error, logger: () => {} });
     const cpuModel = await cpu.loadModel({ modelPath: path });
     rows.push(await speeds(cpu, cpuModel, threads, (performance.now() - t) / 1000));
     await cpuModel.dispose();
     await cpu.dispose();
     if (process.env.BENCH_LLM_GPU === '1') {
       t = performance.now();
-      const gpu = await getLlama({ gpu: 'auto', build: 'never', logLevel: 'error' as never, logger: () => {} });
+      const gpu = await getLlama({ gpu: 'auto', build: 'never', logLevel: LlamaLogLevel.error, logger: () => {} });
       const gpuModel = await gpu.loadModel({ modelPath: path });
       rows.push(await speeds(gpu, gpuModel, threads, (performance.now() - t) / 1000));
       await gpuModel.dispose();

@@ -8,7 +8,7 @@
  * complete value (closeJsonPrefix) rather than thrown away. Runs in an engine thread (src/kinds/podcast-script/
  * llm-thread.ts), never on the API's event loop: llama.cpp's threads do the math, the grammar runs on this thread.
  */
-import { getLlama, LlamaChatSession, type Llama, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
+import { getLlama, LlamaChatSession, LlamaLogLevel, type Llama, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
 import { TaskFailure } from '../../domain/errors.js';
 import { isCharCounted, targetSize, type PodcastScript, type ScriptGenerator, type ScriptRequest } from './script.js';
 import { closedScript, closeJsonPrefix, finishScript, joinSummaries, languageProblem, scriptMessages, sourceChunks, summaryMessages, type ModelScript } from './script-prompt.js';
@@ -120,7 +120,7 @@ export class LlamaScriptGenerator implements ScriptGenerator {
   /** Loads the model (memory-mapped: a second load of the same file shares the page cache). */
   static async load(opts: LlamaGeneratorOptions): Promise<LlamaScriptGenerator> {
     // build 'never': a host without the prebuilt binary fails here instead of trying to compile llama.cpp.
-    const llama = await getLlama({ gpu: opts.gpu ?? 'auto', build: 'never', maxThreads: opts.threads, logLevel: 'error' as never, logger: () => {} });
+    const llama = await getLlama({ gpu: opts.gpu ?? 'auto', build: 'never', maxThreads: opts.threads, logLevel: LlamaLogLevel.error, logger: () => {} });
     try {
       const model = await llama.loadModel({ modelPath: opts.modelPath });
       return new LlamaScriptGenerator(llama, model, opts);

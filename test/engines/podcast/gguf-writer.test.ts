@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, type Llama } from 'node-llama-cpp';
+import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TINY_LLM, writeGguf, type GgufModelSpec } from '../../fixtures/gguf-writer.js';
 
@@ -11,7 +11,7 @@ describe('gguf-writer', () => {
   let llama: Llama;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'soundry-gguf-'));
-    llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never, logger: () => {} });
+    llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, logger: () => {} });
   });
   afterAll(async () => {
     await llama?.dispose();
