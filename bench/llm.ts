@@ -107,6 +107,8 @@ export async function benchLlm(): Promise<string> {
     const cpu = await getLlama({ gpu: false, build: 'never', maxThreads: threads, logLevel: LlamaLogLevel.error, logger: () => {} });
     const cpuModel = await cpu.loadModel({ modelPath: path });
     rows.push(await speeds(cpu, cpuModel, threads, (performance.now() - t) / 1000));
+    // Printed as measured: a whole script can outlast a session on a busy host, and these figures must not be lost with it.
+    console.log('llm bench', JSON.stringify(rows.at(-1)));
     await cpuModel.dispose();
     await cpu.dispose();
     if (process.env.BENCH_LLM_GPU === '1') {
