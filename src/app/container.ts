@@ -38,8 +38,7 @@ import { podcastAudioApiKind, PodcastAudioKindApi } from '../kinds/podcast-audio
 import { PodcastAudioHandler } from '../kinds/podcast-audio/worker.js';
 import { checkApiKinds, checkWorkerKinds, type ApiKinds, type WorkerKinds } from '../kinds/registry.js';
 import { InputFetcher, type InputFetcherOptions } from '../jobs/input-fetcher.js';
-import { BuiltinScriptGenerator } from '../engines/podcast/builtin-generator.js';
-import { LlmScriptGenerator } from '../engines/podcast/llm-generator.js';
+import { scriptEngines } from './script-engines.js';
 import { JobRunner } from '../jobs/runner.js';
 import { EngineThreadPool } from './thread-pool.js';
 import type { TaskHandler } from '../jobs/handler.js';
@@ -282,10 +281,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
           ...(options.testOnlyInputNetwork ? { testOnly: options.testOnlyInputNetwork } : {}),
         },
       );
-      const generator = config.LLM_BASE_URL
-        ? new LlmScriptGenerator({ baseUrl: config.LLM_BASE_URL, model: config.LLM_MODEL, apiKey: config.LLM_API_KEY })
-        : new BuiltinScriptGenerator();
       const threads = enginePool();
+      const { generator, localLlm } = scriptEngines(config, catalog, threads);
       const workerKinds: WorkerKinds = checkWorkerKinds({
         tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg, models: voiceModels }),
         enhance: new EnhanceHandler({
@@ -305,6 +302,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
           input,
           voices,
           generator,
+          ...(localLlm ? { localLlm } : {}),
           avatarUrl: (id) => `${config.PUBLIC_BASE_URL}/assets/voices/${id}.svg`,
           asr: {
             threads, media, modelsDir: config.MODELS_DIR, catalog, maxSeconds: config.ASR_MAX_SECONDS,

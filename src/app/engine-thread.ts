@@ -12,6 +12,7 @@ import { ttsThread } from '../kinds/tts/thread.js';
 import { separationThread } from '../kinds/separation/thread.js';
 import { enhanceThread } from '../kinds/enhance/thread.js';
 import { asrThread } from '../kinds/podcast-script/asr-thread.js';
+import { llmThread } from '../kinds/podcast-script/llm-thread.js';
 
 /** Errors lose their class crossing threads: a final failure travels as data and is rebuilt. */
 export type ThreadReply<T> = { ok: true; value: T } | { ok: false; failure: string };
@@ -22,6 +23,7 @@ const table: ThreadTable = {
   separation: separationThread(env),
   enhance: enhanceThread(env),
   asr: asrThread(env),
+  llm: llmThread(),
 };
 
 function dispatch(message: ThreadMessage, ctx: EngineContext): Promise<unknown> {
@@ -34,6 +36,8 @@ function dispatch(message: ThreadMessage, ctx: EngineContext): Promise<unknown> 
       return table.enhance(message.input, ctx);
     case 'asr':
       return table.asr(message.input, ctx);
+    case 'llm':
+      return table.llm(message.input, ctx);
   }
 }
 

@@ -16,7 +16,7 @@ type Lane = 'short' | 'long';
  * for them (measured from outside: short TTS tasks waited 236 s on average for 0.8 s of work), so short work
  * has threads of its own that long work never takes.
  */
-const LANES: { readonly [N in ThreadName]: Lane } = { tts: 'short', separation: 'long', enhance: 'long', asr: 'long' };
+const LANES: { readonly [N in ThreadName]: Lane } = { tts: 'short', separation: 'long', enhance: 'long', asr: 'long', llm: 'long' };
 
 /**
  * CPU-heavy engine work runs here, off the API's event loop. One pool per process, in two lanes made on
@@ -35,7 +35,7 @@ export class EngineThreadPool implements EngineThreads {
       // Under tsx (npm start) or vitest the sources are .ts: the thread needs the tsx loader too.
       const execArgv = runningFromSource && !process.execArgv.some((a) => a.includes('tsx')) ? [...process.execArgv, '--import', 'tsx'] : process.execArgv;
       piscina = new Piscina({
-        filename: fileURLToPath(new URL(runningFromSource ? './engine-thread.ts' : './engine-thread.js', import.meta.url)),
+        filename: fileURLToPath(new URL(runningFromSource ? './engine-thread-source.mjs' : './engine-thread.js', import.meta.url)),
         minThreads: 1,
         maxThreads: lane === 'short' ? (this.opts.shortThreads ?? 1) : this.opts.threads,
         idleTimeout: 10 * 60_000,

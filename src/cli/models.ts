@@ -19,7 +19,7 @@ export interface ModelCommandDeps {
   progressBar?: boolean;
 }
 
-const KINDS: readonly ModelKind[] = ['tts', 'separation', 'enhance', 'vad', 'asr'];
+const KINDS: readonly ModelKind[] = ['tts', 'separation', 'enhance', 'vad', 'asr', 'llm'];
 const MiB = 1024 * 1024;
 
 /** Throttled progress: one line per file per second, plus the line that completes the file. */
@@ -67,7 +67,7 @@ function entryOrFail(catalog: readonly ModelEntry[], name: string): ModelEntry {
 export function registerModelCommands(program: Command, deps: ModelCommandDeps): void {
   const catalog = deps.catalog ?? MODEL_CATALOG;
   const writeProgress = deps.progress ?? ((line: string) => void process.stderr.write(line));
-  const models = program.command('models').description('Downloadable models (Piper voices, separation, enhancement)');
+  const models = program.command('models').description('Downloadable models (Piper voices, separation, enhancement, speech recognition, local language models)');
 
   models
     .command('list')

@@ -88,10 +88,28 @@ const EnvSchema = z.object({
   WEBHOOK_RETRY_BASE_MS: int(10, 3_600_000).default(10_000),
   /** One attempt's limit: connect, send, and the receiver's answer. */
   WEBHOOK_TIMEOUT_SECONDS: int(1, 300).default(10),
-  /** Any OpenAI-compatible chat endpoint (Ollama, llama.cpp, vLLM, OpenAI) for podcast scripts; unset = built-in generator. */
+  /** Any OpenAI-compatible chat endpoint (Ollama, llama.cpp, vLLM, OpenAI) for podcast scripts; unset = the local model (LLM_ENGINE). */
   LLM_BASE_URL: z.string().url().optional(),
   LLM_MODEL: z.string().min(1).default('llama3.1'),
   LLM_API_KEY: z.string().optional(),
+  /**
+   * Who writes podcast scripts. auto: the LLM_BASE_URL endpoint when set, else the local GGUF model when installed
+   * or pullable (MODELS_AUTO_PULL), else the built-in generator; openai, llama or builtin force one (docs/api.md).
+   */
+  LLM_ENGINE: z.enum(['auto', 'openai', 'llama', 'builtin']).default('auto'),
+  /** Catalog name of the local model (kind llm); the composition root checks it exists in the effective catalog. */
+  LLM_LOCAL_MODEL: z.string().min(1).default('qwen2.5-1.5b-instruct'),
+  /**
+   * llama.cpp threads per generation. Default: half the cores, 1 to 4. Its threads meet at a barrier after every
+   * layer, so on a host whose cores are busy more threads are slower, not faster (bench/results/podcast-llm.md).
+   */
+  LLM_THREADS: int(1, 64).default(Math.max(1, Math.min(4, Math.floor(cpus().length / 2)))),
+  /** Largest context (prompt plus reply) of one local generation, in tokens: bounds its KV-cache memory. */
+  LLM_CONTEXT_TOKENS: int(1024, 131_072).default(16_384),
+  /** Cap on the tokens of one local reply; unset: derived from the episode length (docs/api.md). */
+  LLM_MAX_TOKENS: int(64, 131_072).optional(),
+  /** auto: llama.cpp on CUDA or Vulkan where node-llama-cpp finds one, else CPU; off: CPU only. */
+  LLM_GPU: z.enum(['auto', 'off']).default('auto'),
   ENHANCE_MAX_SECONDS: int(1, 86400).default(10_800),
   ENHANCE_MAX_BYTES: int(1, 2 ** 40).default(10 * 1024 * 1024),
   ENHANCE_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),
@@ -225,6 +243,7 @@ function deploymentProblems(e: Env): string[] {
       'SIGNING_SECRET must be set (the same value, at least 16 characters, on every node) when DATABASE_URL is: result links signed by one node are checked by another.',
     );
   }
+  if (e.LLM_ENGINE === 'openai' && !e.LLM_BASE_URL) out.push('LLM_ENGINE=openai needs LLM_BASE_URL (the endpoint up to /chat/completions).');
   if (e.BLOB_STORE === 's3' && !e.S3_BUCKET) out.push('BLOB_STORE=s3 needs S3_BUCKET (and S3_ENDPOINT for MinIO, R2 or Ceph).');
   if (e.BLOB_STORE === 's3' && !e.S3_ACCESS_KEY_ID !== !e.S3_SECRET_ACCESS_KEY) {
     out.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS default credentials.');

@@ -10,12 +10,14 @@ import type { TtsThreadInput, TtsThreadOutput } from './tts/thread.js';
 import type { SeparationThreadInput, SeparationThreadOutput } from './separation/thread.js';
 import type { EnhanceThreadInput, EnhanceThreadOutput } from './enhance/thread.js';
 import type { AsrThreadInput, AsrThreadOutput } from './podcast-script/asr-thread.js';
+import type { LlmThreadInput, LlmThreadOutput } from './podcast-script/llm-thread.js';
 
 export interface ThreadTasks {
   tts: { input: TtsThreadInput; output: TtsThreadOutput };
   separation: { input: SeparationThreadInput; output: SeparationThreadOutput };
   enhance: { input: EnhanceThreadInput; output: EnhanceThreadOutput };
   asr: { input: AsrThreadInput; output: AsrThreadOutput };
+  llm: { input: LlmThreadInput; output: LlmThreadOutput };
 }
 export type ThreadName = keyof ThreadTasks;
 

@@ -21,7 +21,7 @@ const FileRow = z
 
 const EntryRow = z.object({
   name: z.string().min(1).regex(/^[^/\\]+$/, 'a model name is one folder name'),
-  kind: z.enum(['tts', 'separation', 'enhance', 'vad', 'asr']).optional(),
+  kind: z.enum(['tts', 'separation', 'enhance', 'vad', 'asr', 'llm']).optional(),
   description: z.string().optional(),
   license: z.string().optional(),
   files: z.array(FileRow).min(1),
@@ -48,7 +48,7 @@ export function mergeCatalog(extra: CatalogFile, base: readonly ModelEntry[] = M
     }
     if (!row.kind || row.kind === 'tts') {
       // A TTS entry needs Piper metadata that only the built-in rows carry.
-      throw new Error(`MODELS_CATALOG_FILE: new model ${row.name} needs kind separation, enhance, vad or asr`);
+      throw new Error(`MODELS_CATALOG_FILE: new model ${row.name} needs kind separation, enhance, vad, asr or llm`);
     }
     out.push({ name: row.name, kind: row.kind, description: row.description ?? row.name, license: row.license ?? 'as provided by the site', files });
   }

@@ -29,8 +29,9 @@ import { SEPARATION_MODELS } from './catalog-separation.js';
 import { KOKORO_MODELS, type KokoroModelEntry, type KokoroVoiceEntry } from './catalog-kokoro.js';
 
 export type { KokoroModelEntry, KokoroVoiceEntry } from './catalog-kokoro.js';
+import { LLM_MODELS } from './catalog-llm.js';
 
-export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad' | 'asr';
+export type ModelKind = 'tts' | 'separation' | 'enhance' | 'vad' | 'asr' | 'llm';
 
 export interface ModelFile {
   /** Relative path inside MODELS_DIR/<model name>/. */
@@ -85,9 +86,9 @@ export interface TtsModelEntry extends BaseModelEntry {
   piper: PiperModelMeta;
 }
 
-/** Separation, enhancement and VAD models: metadata is engine-specific and added with their engines. */
+/** Separation, enhancement, VAD, ASR and LLM models: metadata is engine-specific and added with their engines. */
 export interface OtherModelEntry extends BaseModelEntry {
-  kind: 'separation' | 'enhance' | 'vad' | 'asr';
+  kind: 'separation' | 'enhance' | 'vad' | 'asr' | 'llm';
   meta?: Record<string, unknown>;
 }
 
@@ -269,6 +270,7 @@ export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
   ...ENHANCE_MODELS,
   ...ASR_MODELS,
   ...SEPARATION_MODELS,
+  ...LLM_MODELS,
 ]);
 
 export function findModel(name: string, catalog: readonly ModelEntry[] = MODEL_CATALOG): ModelEntry | undefined {

@@ -22,6 +22,15 @@ describe('deployment configuration', () => {
     expect(c.warnings).toEqual([]);
   });
 
+  it('podcast scripts: the local model by default, an endpoint only with its URL', () => {
+    const c = loadConfig(base);
+    expect([c.LLM_ENGINE, c.LLM_LOCAL_MODEL, c.LLM_GPU, c.LLM_CONTEXT_TOKENS, c.LLM_MAX_TOKENS]).toEqual(['auto', 'qwen2.5-1.5b-instruct', 'auto', 16_384, undefined]);
+    expect(c.LLM_THREADS).toBeGreaterThanOrEqual(1);
+    expect(c.LLM_THREADS).toBeLessThanOrEqual(4);
+    expect(failure({ LLM_ENGINE: 'openai' })).toMatch(/LLM_ENGINE=openai needs LLM_BASE_URL/);
+    expect(failure({ LLM_ENGINE: 'gpt' })).toMatch(/LLM_ENGINE/);
+  });
+
   it('refuses a worker on SQLite, naming DATABASE_URL', () => {
     expect(failure({ ROLE: 'worker' })).toMatch(/ROLE=worker needs DATABASE_URL/);
   });

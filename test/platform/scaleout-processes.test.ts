@@ -182,6 +182,8 @@ describe('scale-out with real processes: one API node, two worker nodes, Postgre
         PUBLIC_BASE_URL: apiBase,
         MODELS_DIR: modelsDir,
         SEPARATION_ENGINE: 'builtin',
+        // Built-in engines only: no podcast script task tries to download the local language model.
+        LLM_ENGINE: 'builtin',
         LEASE_SECONDS: '5',
         WORKER_THREADS: '1',
         SHUTDOWN_GRACE_SECONDS: '5',

@@ -31,6 +31,7 @@ export function scriptFields(task: TaskRecord): Record<string, unknown> {
   if (status === 'success') {
     data.engine = task.engine;
     if (r.language) data.language = r.language;
+    if (r.engineNote) data.engine_note = r.engineNote;
   }
   if (status === 'failed') data.error = task.error;
   if (status === 'waiting') data.progress = roundedProgress(task);

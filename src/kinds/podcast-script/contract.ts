@@ -56,6 +56,8 @@ export const PodcastScriptResult = z.object({
   source_data: z.string(),
   language: z.string(),
   avatar: z.string().nullable(),
+  /** Why `engine` is the built-in generator although the local language model was wanted (shown as `engine_note`). */
+  engineNote: z.string().optional(),
 });
 export type PodcastScriptResult = z.infer<typeof PodcastScriptResult>;
 
@@ -75,6 +77,7 @@ export const PodcastScriptQueryData = z.looseObject({
   language: z.string().optional(),
   progress: z.number().optional(),
   engine: z.string().nullable().optional(),
+  engine_note: z.string().optional().describe('On success: why the built-in generator wrote the script although the local language model was wanted'),
   error: z.string().nullable().optional(),
 });
 export type PodcastScriptQueryData = z.infer<typeof PodcastScriptQueryData>;

@@ -21,6 +21,7 @@ import { SAMPLE_RATE } from '../../engines/asr/features.js';
 import { decodedFrames } from '../decoded-length.js';
 import { asrLimitMessage, type AsrThreadInput } from './asr-thread.js';
 import { PodcastScriptParams, type PodcastScriptResult } from './contract.js';
+import type { GeneratedScript, LocalLlmScripts } from './local-llm.js';
 
 const ROLES = 'ABCDEFGH';
 
@@ -94,6 +95,8 @@ export class PodcastScriptHandler implements TaskHandler {
       input: InputFetcher;
       voices: VoiceLibrary;
       generator: ScriptGenerator;
+      /** LLM_ENGINE auto (no LLM_BASE_URL) or llama: the local model writes scripts, `generator` is its fallback. */
+      localLlm?: LocalLlmScripts;
       avatarUrl: (voiceId: number) => string;
       /** Speech recognition for audio/video sources; absent = such sources fail with a clear message. */
       /** catalog: the effective one (MODELS_CATALOG_FILE included); a model is used only when verified against it. */
@@ -198,15 +201,18 @@ export class PodcastScriptHandler implements TaskHandler {
       return { role: ROLES[i] ?? `S${i + 1}`, name, avatar: this.deps.avatarUrl(v.id), voiceId: String(v.id), gender: v.gender === 2 ? 'female' : 'male' };
     });
     const sourceData = p.url ?? source.text.slice(0, 300);
-    const script = await this.deps.generator.generate(
-      { source, sourceData, language, style: p.style, duration: p.duration, speakers },
-      ctx.signal,
-    );
+    const request = { source, sourceData, language, style: p.style, duration: p.duration, speakers };
+    const generated: GeneratedScript = this.deps.localLlm
+      ? await this.deps.localLlm.generate(request, ctx)
+      : { script: await this.deps.generator.generate(request, ctx.signal), engine: this.deps.generator.id };
     ctx.onProgress(0.95);
-    const result: PodcastScriptResult = { ...withinLimits(script, this.deps.scriptMaxChars ?? DEFAULT_PODCAST_SCRIPT_MAX_CHARS), source_data: sourceData, language, avatar: null };
+    const result: PodcastScriptResult = {
+      ...withinLimits(generated.script, this.deps.scriptMaxChars ?? DEFAULT_PODCAST_SCRIPT_MAX_CHARS), source_data: sourceData, language, avatar: null,
+      ...(generated.note ? { engineNote: generated.note } : {}),
+    };
     return {
       result,
-      engine: this.deps.generator.id,
+      engine: generated.engine,
       price: 0,
       audioSeconds: 0,
     };
