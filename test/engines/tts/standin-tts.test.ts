@@ -36,6 +36,10 @@ describe('real-size TTS stand-in layouts', () => {
     const data = out.output!.data as Float32Array;
     expect(data.every(Number.isFinite)).toBe(true);
     expect(data.some((v) => v !== 0)).toBe(true);
+    // a fractional expansion (the bench's speaking rate) gives floor(ids x framesPerId) frames
+    const frac = await ort.InferenceSession.create(buildStandinPiper({ hidden: 16, filter: 32, layers: 1, decoderChannels: 32, framesPerId: 2.5 }));
+    const o2 = await frac.run({ input: ids(n, 200), input_lengths: new ort.Tensor('int64', BigInt64Array.of(BigInt(n)), [1]), scales: new ort.Tensor('float32', Float32Array.of(0.667, 1, 0.8), [3]) });
+    expect(o2.output!.dims).toEqual([1, 1, 1, Math.floor(n * 2.5) * 256]);
   });
 
   it('a reduced Kokoro runs with the engine signature and yields framesPerToken x 600 samples per token', async () => {

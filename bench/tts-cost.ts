@@ -1,0 +1,156 @@
+/**
+ * What the neural TTS engines cost, with real-size stand-ins (test/fixtures/standin-tts.ts: the real layers and tensor
+ * shapes, random weights, so onnxruntime does the real amount of work), against eSpeak NG in the same run: a 200-word
+ * English text through the worker's own path (createTtsEngines + synthesizeText: sentence split, phonemizer, engine,
+ * joins), wall time, real-time factor and peak RSS, each engine in its own Node process, 2 onnxruntime intra-op threads.
+ *   npm run bench -- tts-cost
+ * The stand-in files (63 MB + 325 MB) go to TTS_COST_DIR (default /tmp/soundry-standin-tts) and are never committed.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createTtsEngines } from '../src/engines/tts/setup.js';
+import { synthesizeText } from '../src/engines/tts/pipeline.js';
+import { durationSeconds } from '../src/media/audio.js';
+import { loadCatalog } from '../src/models/catalog-file.js';
+import { MODEL_CATALOG, type ModelEntry } from '../src/models/catalog.js';
+import { buildStandinKokoro, buildStandinPiper, kokoroParams, piperParams } from '../test/fixtures/standin-tts.js';
+import { kokoroStandIns } from '../test/fixtures/kokoro-fixture.js';
+import { pinToBytes, writeCatalogFile } from '../test/fixtures/pinned-catalog.js';
+import { machine, root, writeResult } from './lib.js';
+
+const THREADS = 2;
+const DIR = process.env.TTS_COST_DIR ?? '/tmp/soundry-standin-tts';
+const CORPUS = join(root, '..', 'shared', 'corpus');
+const TEXT_FILE = 'tts_text/piper_rainbow/en.txt';
+// The real lessac-medium config (phoneme_id_map, sample rate, espeak voice) from the shared corpus: real input ids.
+const PIPER_CONFIG = 'models/piper-en_US-lessac-medium/en_US-lessac-medium.onnx.json';
+const PIPER_VOICE = 'piper-en_US-lessac-medium';
+const WORDS = 200;
+
+/** The corpus paragraph (120 words) repeated and cut at 200 words, ending the last sentence with a full stop. */
+export function text200(): string {
+  const words = readFileSync(join(CORPUS, TEXT_FILE), 'utf8').trim().split(/\s+/);
+  const out: string[] = [];
+  while (out.length < WORDS) out.push(...words);
+  return out.slice(0, WORDS).join(' ').replace(/[,;:]?$/, '.');
+}
+
+interface StandinInfo { name: string; bytes: number; params: number; realBytes: number }
+
+/** Writes both stand-ins and a MODELS_CATALOG_FILE pinning them (as a site would pin its own files). */
+async function writeStandins(): Promise<StandinInfo[]> {
+  const piper = MODEL_CATALOG.find((m) => m.name === PIPER_VOICE)!;
+  const piperFiles: Record<string, Uint8Array> = {
+    [piper.files.find((f) => f.path.endsWith('.onnx'))!.path]: buildStandinPiper(),
+    [piper.files.find((f) => f.path.endsWith('.onnx.json'))!.path]: readFileSync(join(CORPUS, PIPER_CONFIG)),
+  };
+  const k = kokoroStandIns(['af_heart']);
+  const kFiles = k.files.get(k.model.name)!;
+  kFiles[k.model.kokoro.modelFile] = buildStandinKokoro();
+  const entries: ModelEntry[] = [pinToBytes(piper, piperFiles), pinToBytes(k.model, kFiles), ...k.voices];
+  const all = new Map<string, Record<string, Uint8Array>>([...k.files, [piper.name, piperFiles]]);
+  for (const [name, files] of all) {
+    for (const [path, bytes] of Object.entries(files)) {
+      const dest = join(DIR, name, path);
+      await mkdir(dirname(dest), { recursive: true });
+      await writeFile(dest, bytes);
+    }
+  }
+  await writeCatalogFile(join(DIR, 'catalog.json'), entries);
+  const real = (m: ModelEntry, suffix: string) => m.files.find((f) => f.path.endsWith(suffix))!.sizeBytes;
+  const kReal = MODEL_CATALOG.find((m) => m.name === k.model.name)!;
+  return [
+    { name: PIPER_VOICE, bytes: statSync(join(DIR, piper.name, piper.files.find((f) => f.path.endsWith('.onnx'))!.path)).size, params: piperParams(), realBytes: real(piper, '.onnx') },
+    { name: k.model.name, bytes: statSync(join(DIR, k.model.name, k.model.kokoro.modelFile)).size, params: kokoroParams(), realBytes: real(kReal, k.model.kokoro.modelFile) },
+  ];
+}
+
+/**
+ * This process's peak RSS (VmHWM): unlike getrusage's maxRSS, which a child inherits from the parent it was forked
+ * from (here the parent that built 390 MB of stand-ins), the high-water mark belongs to the address space exec made.
+ */
+function peakRssMb(): number {
+  const kb = /VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+  if (!kb) throw new Error('no VmHWM in /proc/self/status');
+  return Number(kb) / 1024;
+}
+
+interface Run { engine: string; voice: string; wall: number; firstCall: number; audio: number; rtf: number; maxRssMb: number }
+
+/** Child process: one warm-up sentence (session load, reported apart), then the 200-word text through the pipeline. */
+async function child(engineId: string): Promise<void> {
+  const catalog = loadCatalog(join(DIR, 'catalog.json'));
+  const registry = createTtsEngines({ modelsDir: DIR, onnxThreads: THREADS, catalog });
+  const voices = await registry.listVoices();
+  const v = voices.find((x) => x.language === 'en' && x.name.split(':')[0] === engineId);
+  if (!v) throw new Error(`no English ${engineId} voice among ${voices.map((x) => x.name).join(', ')}`);
+  const resolved = (await registry.resolveVoice(v.id))!;
+  const ctx = { tmpDir: '/tmp', signal: new AbortController().signal, onProgress: () => undefined };
+  const input = (text: string) => ({ text, language: 'en', voice: resolved.voice, emotionId: 0, speed: 1 });
+  const opts = { sonic: registry.sonic, japanese: registry.japanese };
+  let t = performance.now();
+  await synthesizeText({ ...input('Warm up.'), emotionId: 0 }, resolved.engine, ctx, opts);
+  const firstCall = (performance.now() - t) / 1000;
+  t = performance.now();
+  const audio = await synthesizeText(input(text200()), resolved.engine, ctx, opts);
+  const wall = (performance.now() - t) / 1000;
+  const seconds = durationSeconds(audio);
+  process.stdout.write(JSON.stringify({ engine: engineId, voice: v.name, wall, firstCall, audio: seconds, rtf: wall / seconds, maxRssMb: peakRssMb() }) + '\n');
+}
+
+function runChild(engine: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, ['--import', 'tsx', 'bench/tts-cost.ts', '--child', engine], { cwd: root, env: { ...process.env, TTS_COST_DIR: DIR }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    c.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Run) : reject(new Error(`${engine}: child exit ${code}`))));
+  });
+}
+
+const load = () => loadavg().map((v) => v.toFixed(2)).join(' / ');
+
+function doc(files: StandinInfo[], runs: Run[], plan: string, startLoad: string): string {
+  return [
+    '## TTS: Piper medium and Kokoro-82M, real-size stand-ins (`npm run bench -- tts-cost`)',
+    '',
+    `Machine: ${machine()}. Load average (1/5/15 min) at the start: ${startLoad}; at the end: ${load()} (shared machine: upper bounds).`,
+    `Date: ${new Date().toISOString()}. Command: \`npm run bench -- tts-cost\` (engines \`${plan}\`).`,
+    '',
+    `Text: \`../shared/corpus/${TEXT_FILE}\` (120 words) repeated and cut at ${WORDS} words (${text200().length} characters), English,`,
+    'through the worker\'s path: createTtsEngines + synthesizeText (sentence split, auto emotion, eSpeak NG phonemizer, the engine,',
+    'joins), after one warm-up sentence in the same process (its time, session load included, is the "first call" column).',
+    `Each engine in its own Node process; peak RSS is its VmHWM (Node + tsx + eSpeak NG WASM included). onnxruntime-node CPU, intra-op threads = ${THREADS}.`,
+    '',
+    '| stand-in | file | parameters | real file (catalog) |',
+    '|---|---|---|---|',
+    ...files.map((f) => `| ${f.name} | ${f.bytes.toLocaleString('en')} B | ${(f.params / 1e6).toFixed(2)} M | ${f.realBytes.toLocaleString('en')} B |`),
+    '',
+    '| engine (voice) | audio | wall | RTF | first call | peak RSS |',
+    '|---|---|---|---|---|---|',
+    ...runs.map((r) => `| ${r.engine} (${r.voice})${r.engine === 'espeak' ? '' : ', real-size stand-in'} | ${r.audio.toFixed(1)} s | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.firstCall.toFixed(1)} s | ${r.maxRssMb.toFixed(0)} MB |`),
+    '',
+  ].join('\n');
+}
+
+export async function benchTtsCost(): Promise<string> {
+  const plan = process.env.TTS_COST_PLAN ?? 'espeak,piper,kokoro';
+  const startLoad = load();
+  const files = await writeStandins();
+  const runs: Run[] = [];
+  for (const engine of plan.split(',')) {
+    const r = await runChild(engine);
+    runs.push(r);
+    console.error(`${engine}: ${r.audio.toFixed(1)} s audio, wall ${r.wall.toFixed(1)} s, RTF ${r.rtf.toFixed(3)}, peak ${r.maxRssMb.toFixed(0)} MB (load ${load()})`);
+  }
+  // bench/results/neural-cost.md holds the separation runs too: replace only its TTS section
+  const path = join(root, 'bench', 'results', 'neural-cost.md');
+  const old = readFileSync(path, 'utf8');
+  const at = old.indexOf('## TTS:');
+  return writeResult('neural-cost', `${(at < 0 ? old : old.slice(0, at)).trimEnd()}\n\n${doc(files, runs, plan, startLoad)}`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv[2] === '--child') await child(process.argv[3]!);
