@@ -111,6 +111,22 @@ function runChild(engine: string): Promise<Run> {
   });
 }
 
+const TTS_NOTES = [
+  'Notes:',
+  '',
+  '- The stand-ins\' layouts and what they approximate are listed at the top of `test/fixtures/standin-tts.ts`; their parameter',
+  '  counts are checked against the catalogued file sizes in `test/engines/tts/standin-tts.test.ts`. Piper medium is',
+  '  piper_train\'s "medium" VITS (HiFi-GAN resblock 2, upsample 8,8,4 from 256 channels); the "high" decoder (8,8,2,2',
+  '  from 512) alone holds 13.9 M parameters and does not fit a 63.2 MB file.',
+  '- Durations are a fixed expansion (2.75 frames per Piper id, 4.5 per Kokoro token) chosen for a speaking rate of',
+  '  145-185 words a minute (Piper 83 s, Kokoro 65 s for the 200 words, measured 04:46 UTC), so the audio lengths above are the',
+  '  stand-ins\', not a voice\'s; RTF is per second of audio produced, and the decoders',
+  '  (most of the time) run on that many frames. The Piper ids come from the real lessac-medium config; the Kokoro',
+  '  tokens from the test vocabulary in misaki\'s symbol set (test/fixtures/kokoro-fixture.ts) and a stand-in voice table.',
+  '- The audio is noise; no quality is measured. eSpeak NG runs the same text through the same pipeline.',
+  '',
+];
+
 const load = () => loadavg().map((v) => v.toFixed(2)).join(' / ');
 
 function doc(files: StandinInfo[], runs: Run[], plan: string, startLoad: string): string {
@@ -133,6 +149,7 @@ function doc(files: StandinInfo[], runs: Run[], plan: string, startLoad: string)
     '|---|---|---|---|---|---|',
     ...runs.map((r) => `| ${r.engine} (${r.voice})${r.engine === 'espeak' ? '' : ', real-size stand-in'} | ${r.audio.toFixed(1)} s | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.firstCall.toFixed(1)} s | ${r.maxRssMb.toFixed(0)} MB |`),
     '',
+    ...TTS_NOTES,
   ].join('\n');
 }
 
