@@ -7,11 +7,12 @@
  * The stand-in files (63 MB + 325 MB) go to TTS_COST_DIR (default /tmp/soundry-standin-tts) and are never committed.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import * as ort from 'onnxruntime-node';
 import { createTtsEngines } from '../src/engines/tts/setup.js';
 import { synthesizeText } from '../src/engines/tts/pipeline.js';
 import { durationSeconds } from '../src/media/audio.js';
@@ -170,4 +171,31 @@ export async function benchTtsCost(): Promise<string> {
   return writeResult('neural-cost', `${(at < 0 ? old : old.slice(0, at)).trimEnd()}\n\n${doc(files, runs, plan, startLoad)}`);
 }
 
+/**
+ * Where a stand-in's time goes: one session run on `n` ids with onnxruntime's profiler, kernel time summed per op type.
+ *   node --import tsx bench/tts-cost.ts --profile kokoro|piper [n]   (after a tts-cost run wrote the stand-ins)
+ */
+async function profile(engine: string, n: number): Promise<void> {
+  const kokoro = engine === 'kokoro';
+  const path = kokoro ? join(DIR, 'kokoro-82m-v1.0', 'onnx', 'model.onnx') : join(DIR, PIPER_VOICE, 'en_US-lessac-medium.onnx');
+  const session = await ort.InferenceSession.create(path, { intraOpNumThreads: THREADS, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all', enableProfiling: true, profileFilePrefix: join(DIR, `profile-${engine}`) });
+  const ids = new ort.Tensor('int64', BigInt64Array.from({ length: n }, (_, i) => BigInt(1 + (i % 170))), [1, n]);
+  const feeds: Record<string, ort.Tensor> = kokoro
+    ? { input_ids: ids, style: new ort.Tensor('float32', new Float32Array(256).fill(0.1), [1, 256]), speed: new ort.Tensor('float32', Float32Array.of(1), [1]) }
+    : { input: ids, input_lengths: new ort.Tensor('int64', BigInt64Array.of(BigInt(n)), [1]), scales: new ort.Tensor('float32', Float32Array.of(0.667, 1, 0.8), [3]) };
+  const t = performance.now();
+  const out = Object.values(await session.run(feeds))[0]!;
+  const wall = (performance.now() - t) / 1000;
+  session.endProfiling(); // writes <prefix>_<date>.json (the node binding does not return its name)
+  const file = readdirSync(DIR).filter((f) => f.startsWith(`profile-${engine}_`)).map((f) => join(DIR, f)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]!;
+  const byOp = new Map<string, number>();
+  for (const e of JSON.parse(readFileSync(file, 'utf8')) as Array<{ cat?: string; name: string; dur: number; args?: { op_name?: string } }>) {
+    if (e.cat === 'Node' && e.name.endsWith('_kernel_time')) byOp.set(e.args?.op_name ?? '?', (byOp.get(e.args?.op_name ?? '?') ?? 0) + e.dur);
+  }
+  const total = [...byOp.values()].reduce((a, b) => a + b, 0);
+  const audio = out.dims.at(-1)! / (kokoro ? 24000 : 22050);
+  console.log(`${engine}: ${n} ids, ${audio.toFixed(1)} s audio, wall ${wall.toFixed(1)} s (RTF ${(wall / audio).toFixed(2)}); kernel time by op: ${[...byOp].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([op, us]) => `${op} ${((100 * us) / total).toFixed(1)}%`).join(', ')}`);
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv[2] === '--child') await child(process.argv[3]!);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv[2] === '--profile') await profile(process.argv[3]!, Number(process.argv[4] ?? 150));
