@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { TaskFailure } from '../domain/errors.js';
 
 export type ExecutionProviderSetting = 'auto' | 'cpu' | 'cuda';
 
@@ -45,4 +46,20 @@ function defaultBindingDir(): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Opens a verified TTS model file as a sequential single-request session. A verified file that still will not load
+ * cannot load on a retry either: the failure is permanent (TaskFailure) and names `what` and the file.
+ */
+export function openVerifiedSession(path: string, providers: readonly string[], intraOpThreads: number, what: string): Promise<ort.InferenceSession> {
+  return ort.InferenceSession.create(path, {
+    executionProviders: [...providers],
+    intraOpNumThreads: intraOpThreads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  }).catch((err: unknown) => {
+    throw new TaskFailure(`${what}: model file ${path} could not be loaded (${providers.join(', ')}): ${(err as Error).message.split('\n')[0]}`);
+  });
 }

@@ -26,6 +26,7 @@ import { MODEL_CATALOG, kokoroEntries, type KokoroModelEntry, type KokoroVoiceEn
 import { KOKORO_DEFAULT_VOICES, type KokoroDialect } from '../../models/catalog-kokoro.js';
 import { modelFilePath } from '../../models/download.js';
 import { LoadOnce } from './load-once.js';
+import { openVerifiedSession } from '../onnx-provider.js';
 import { checkModel, describeCheck } from '../../models/installed.js';
 import type { Phonemize } from './piper.js';
 
@@ -242,16 +243,7 @@ export class KokoroEngine implements TtsEngine {
       throw new TaskFailure(`Kokoro model ${entry.name}: ${tokenizerPath} has no readable model.vocab (${(err as Error).message.split('\n')[0]})`);
     }
     const modelPath = modelFilePath(this.modelsDir, entry, { path: entry.kokoro.modelFile });
-    // A verified file that still will not load cannot load on a retry either: a permanent failure naming the file.
-    const session = await ort.InferenceSession.create(modelPath, {
-      executionProviders: [...this.executionProviders],
-      intraOpNumThreads: this.intraOpThreads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    }).catch((err: unknown) => {
-      throw new TaskFailure(`Kokoro model ${entry.name}: model file ${modelPath} could not be loaded (${this.executionProviders.join(', ')}): ${(err as Error).message.split('\n')[0]}`);
-    });
+    const session = await openVerifiedSession(modelPath, this.executionProviders, this.intraOpThreads, `Kokoro model ${entry.name}`);
     // onnx-community names the ids input_ids and the audio waveform; kokoro-onnx's release files say tokens and audio.
     const idsName = ['input_ids', 'tokens'].find((n) => session.inputNames.includes(n));
     if (!idsName || !session.inputNames.includes('style') || !session.inputNames.includes('speed')) {

@@ -14,6 +14,7 @@ import type { EngineContext, EngineVoice, TtsEngine, TtsRequest } from '../../po
 import { MODEL_CATALOG, piperModels, type ModelEntry, type TtsModelEntry } from '../../models/catalog.js';
 import { modelFilePath } from '../../models/download.js';
 import { LoadOnce } from './load-once.js';
+import { openVerifiedSession } from '../onnx-provider.js';
 import { checkModel, describeCheck } from '../../models/installed.js';
 
 /** Text -> IPA phonemes for an espeak-ng voice; one sentence per line when it splits sentences. */
@@ -176,16 +177,7 @@ export class PiperEngine implements TtsEngine {
     if (!config.phoneme_id_map || !(config.audio?.sample_rate > 0)) {
       throw new TaskFailure(`Piper voice ${entry.name}: config lacks phoneme_id_map or audio.sample_rate`);
     }
-    // A verified file that still will not load cannot load on a retry either: a permanent failure naming the file.
-    const session = await ort.InferenceSession.create(p.model, {
-      executionProviders: [...this.executionProviders],
-      intraOpNumThreads: this.intraOpThreads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    }).catch((err: unknown) => {
-      throw new TaskFailure(`Piper voice ${entry.name}: model file ${p.model} could not be loaded (${this.executionProviders.join(', ')}): ${(err as Error).message.split('\n')[0]}`);
-    });
+    const session = await openVerifiedSession(p.model, this.executionProviders, this.intraOpThreads, `Piper voice ${entry.name}`);
     return {
       session,
       config,
