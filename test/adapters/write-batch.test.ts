@@ -36,12 +36,15 @@ describe('WriteBatcher', () => {
       await sql`insert into items (name) values (${name})`.execute(trx);
       return before;
     }));
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => batcher.run(`a${i}`)));
-    expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    // The first unit went alone (nothing waits for a batch to fill); the nine that arrived meanwhile
-    // shared the next transaction: while its last unit ran, only the first was committed.
-    expect(seen[9]).toEqual({ before: 9, committedElsewhere: 1 });
-    expect(await committed('a')).toBe(10);
+    // Ten units in one turn of the event loop (as ten requests read in one turn): one transaction.
+    const first = Array.from({ length: 10 }, (_, i) => batcher.run(`a${i}`));
+    // One more arriving while that transaction is being written goes into the next one.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const late = batcher.run('a10');
+    expect(await Promise.all([...first, late])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(seen[9]).toEqual({ before: 9, committedElsewhere: 0 });
+    expect(seen[10]).toEqual({ before: 10, committedElsewhere: 10 });
+    expect(await committed('a')).toBe(11);
   });
 
   it('a failing unit fails alone: the rest of its batch is written once', async () => {

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from './schema.js';
 import { dialectOf, lockScope, writeTransaction } from './dialect.js';
 import { WriteBatcher, unitsInTransaction } from './write-batch.js';
@@ -81,7 +81,7 @@ export function webhookRow(taskId: string, url: string, createdAt: number): Inse
  * Counted over `select 1`, not the ids: the (api_key_id, state) index then answers alone, without a read
  * of each task's row (measured on SQLite: 2-3x cheaper, and it runs in every create).
  */
-export function unfinishedCountQuery(db: Kysely<Database>, apiKeyId: string, atMost: number) {
+export function unfinishedCountQuery(db: Kysely<Database>, apiKeyId: string, atMost: number | RawBuilder<number>) {
   return db
     .selectFrom((eb) =>
       eb
