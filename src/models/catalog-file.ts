@@ -25,7 +25,7 @@ const EntryRow = z.object({
   description: z.string().optional(),
   license: z.string().optional(),
   files: z.array(FileRow).min(1),
-  /** A Kokoro voice the built-in catalog leaves out (no published checksum): its Kokoro name and an id in 6001-6999. */
+  /** A Kokoro voice (a style table the built-in catalog lacks, or one it ships under another id): name and id 6001-6999. */
   kokoroVoice: z.object({ voice: z.string().regex(/^[abefp][fm]_[a-z]+$/), apiId: z.number().int().min(6001).max(6999) }).optional(),
 });
 
@@ -38,6 +38,11 @@ export function mergeCatalog(extra: CatalogFile, base: readonly ModelEntry[] = M
   for (const row of extra.models) {
     const files = row.files.map((f) => ({ ...f }));
     const at = out.findIndex((m) => m.name === row.name);
+    if (at >= 0 && row.kokoroVoice) {
+      // A voice a site pinned (with its own id) before the catalog shipped it keeps the site's id: clients stored it.
+      out[at] = siteKokoroVoice(row.name, row.kokoroVoice, files, out.filter((_, i) => i !== at));
+      continue;
+    }
     if (at >= 0) {
       out[at] = { ...out[at]!, files };
       continue;

@@ -20,10 +20,18 @@
  *   - tokenizer.json 3497 bytes, sha256 77a02c8e...: the same pinned manifest, the fetch-models.mjs tokenizer pin,
  *     and a third project's fetch-kokoro-model.mjs (same revision) agree.
  *   - voices/*.bin 522240 bytes each (510 x 256 float32, which the size itself confirms): the pinned manifest lists
- *     all 27 English voices below; fetch-models.mjs independently gives the same digests for 12 of them.
- * Left out for want of a published checksum: am_santa and every non-English voice (ef_/em_ Spanish, ff_ French,
- * hf_/hm_ Hindi, if_/im_ Italian, jf_/jm_ Japanese, pf_/pm_ Brazilian Portuguese, zf_/zm_ Mandarin). An operator who
- * has verified such a file can pin it with MODELS_CATALOG_FILE (docs/models.md); nothing is guessed here.
+ *     the 27 English voices 6001-6027; fetch-models.mjs independently gives the same digests for 12 of them.
+ *   - 6028-6035 (ef_dora, em_alex, em_santa, ff_siwis, pf_dora, pm_alex, pm_santa, am_santa), added later:
+ *     DABSandDRUMS/stream-engine scripts/fetch-tts-model.sh (commit de49d6f4, REV = 1939ad2a...) lists the sha256
+ *     of every voice at this revision and reproduces all 27 English digests above exactly; for the seven Spanish,
+ *     French and Portuguese voices Mohanavadivelu/web-text-to-speech server/engines/kokoro/model_store.py (commit
+ *     1129f6c7, REVISION = 1939ad2a..., VOICE_BYTES = 510*256*4) gives the same digests independently (and
+ *     reproduces the 24 English voices it lists). am_santa is in the first only among the pinned manifests; five
+ *     other projects' manifests (two fetching resolve/main, whose other digests equal this revision's) give the
+ *     same digest for it, with 522240 bytes.
+ * Left out for want of Soundry's phonemizer, not of a checksum: hf_/hm_ Hindi and if_/im_ Italian (not API
+ * languages), jf_/jm_ Japanese and zf_/zm_ Mandarin (their reference front ends are misaki's pyopenjtalk and pinyin,
+ * not espeak). A site can pin a style table of its own with MODELS_CATALOG_FILE (docs/models.md); nothing is guessed.
  */
 import type { AgeGroup, Gender } from '../ports/engines.js';
 
@@ -95,7 +103,9 @@ const MODEL: KokoroModelEntry = {
 /**
  * [voice, API id, sha256]. Ids are written here once and never renumbered or reused (clients store them); a voice
  * added later takes the next free number. Gender and accent come from Kokoro's naming: the first letter is the
- * language/accent (a = American English, b = British English), the second f = female, m = male (VOICES.md).
+ * language/accent (KOKORO_LANGUAGE_CODES: a = American English, b = British English, e, f, p), the second f = female,
+ * m = male (VOICES.md). Within a language the catalog's order is the list's (after KOKORO_DEFAULT_VOICES), so the
+ * first installed voice of a language and gender is its default: ef_dora/em_alex, ff_siwis, pf_dora/pm_alex.
  */
 const VOICES: Array<[string, number, string]> = [
   ['af_heart', 6001, 'd583ccff3cdca2f7fae535cb998ac07e9fcb90f09737b9a41fa2734ec44a8f0b'],
@@ -125,6 +135,15 @@ const VOICES: Array<[string, number, string]> = [
   ['bm_fable', 6025, 'f889083196807b4adb15e9204252165f503b8d33d3982e681c52443c49d798f1'],
   ['bm_george', 6026, 'c4b235a4c1f2cd3b939fed08b899ce9385638b763f7b73a59616c4fc9bd6c9bc'],
   ['bm_lewis', 6027, 'b8f671cef828c30e66fdf0b0756a76bba58f6bb3398cbbf27058642acbcedb97'],
+  // Added with their checksums (header): e = Spanish, f = French, p = Brazilian Portuguese; am_santa is US English.
+  ['ef_dora', 6028, 'f66ec66bd295acb18372e37008533a9a3228483ccd294e7538d5d9294ac9a532'],
+  ['em_alex', 6029, '27809e9eafdcbcfff90a3016c697568676531de2a2c39cee29c96c7bd6b83e95'],
+  ['em_santa', 6030, 'ad43b774e1ca24d05c6161297d8aeb770ac3d29bb95daf516727af5f7d543683'],
+  ['ff_siwis', 6031, 'a35f5675ad08948e326ae75fd0ea16ba5d0042e4f76b5f3d1df77d0a48c54861'],
+  ['pf_dora', 6032, '3da7b5b2d91847ebf5646f57631af6ececae3c29a89cd300f06edf9aa6cfe9ee'],
+  ['pm_alex', 6033, '0175c753f59c54e7fd5a995bedef0c5ff2fb67e0043dd3dcb2ae74ec2acbeb2a'],
+  ['pm_santa', 6034, '8b012db3185778afe2e45a62cbad69db73021774fe68dda634bcc748a982eede'],
+  ['am_santa', 6035, '61150cf726ab6c5ed7a99f90a304f91f5a72c00c592e89ec94e5df11c319227a'],
 ];
 
 /**

@@ -16,7 +16,7 @@ import { BUILTIN_VOICE_IDS } from '../../src/engines/tts/voices.js';
 import { MODEL_CATALOG, kokoroEntries, piperModels, type ModelEntry } from '../../src/models/catalog.js';
 import { KOKORO_REVISION } from '../../src/models/catalog-kokoro.js';
 import { CatalogFile, mergeCatalog } from '../../src/models/catalog-file.js';
-import { installKokoroStandIns, kokoroStandIns } from '../fixtures/kokoro-fixture.js';
+import { installKokoroStandIns, kokoroStandIns, TEST_KOKORO_VOCAB } from '../fixtures/kokoro-fixture.js';
 import { pinToBytes } from '../fixtures/pinned-catalog.js';
 
 const LFS_POINTER = `version https://git-lfs.github.com/spec/v1\noid sha256:${'0'.repeat(64)}\nsize 522240\n`;
@@ -62,6 +62,26 @@ describe('Kokoro catalog', () => {
     expect(heart).toEqual(expect.objectContaining({ apiId: 6001, language: 'en', dialect: 'en-us', espeakVoice: 'en-us', gender: 'female' }));
     const george = voices.find((v) => v.kokoroVoice.voice === 'bm_george')!.kokoroVoice;
     expect(george).toEqual(expect.objectContaining({ language: 'en', dialect: 'en-gb', espeakVoice: 'en', gender: 'male' }));
+  });
+
+  it('ships the Spanish, French and Portuguese voices and am_santa at 6028-6035, after the 27 English ids it never renumbers', () => {
+    const byId = voices.map((v) => [v.kokoroVoice.apiId, v.kokoroVoice.voice, v.kokoroVoice.language, v.kokoroVoice.espeakVoice, v.kokoroVoice.dialect, v.kokoroVoice.gender]);
+    expect(byId.slice(0, 27).map(([id]) => id)).toEqual(Array.from({ length: 27 }, (_, i) => 6001 + i));
+    expect(byId.slice(0, 27).every(([, , language]) => language === 'en')).toBe(true);
+    expect(byId.slice(27)).toEqual([
+      [6028, 'ef_dora', 'es', 'es', 'es', 'female'],
+      [6029, 'em_alex', 'es', 'es', 'es', 'male'],
+      [6030, 'em_santa', 'es', 'es', 'es', 'male'],
+      [6031, 'ff_siwis', 'fr', 'fr', 'fr', 'female'],
+      [6032, 'pf_dora', 'pt', 'pt-br', 'pt-br', 'female'],
+      [6033, 'pm_alex', 'pt', 'pt-br', 'pt-br', 'male'],
+      [6034, 'pm_santa', 'pt', 'pt-br', 'pt-br', 'male'],
+      [6035, 'am_santa', 'en', 'en-us', 'en-us', 'male'],
+    ]);
+    // The digests that arrived with them (catalog-kokoro.ts names the manifests), each distinct from every other voice's.
+    const digests = voices.map((v) => v.files[0]!.sha256);
+    expect(new Set(digests).size).toBe(digests.length);
+    expect(voices.find((v) => v.kokoroVoice.voice === 'ff_siwis')!.files[0]!.sha256).toBe('a35f5675ad08948e326ae75fd0ea16ba5d0042e4f76b5f3d1df77d0a48c54861');
   });
 });
 
@@ -135,15 +155,57 @@ describe('KokoroEngine', () => {
     const modelsDir = await fresh('site');
     const s = kokoroStandIns([]);
     const bytes = Buffer.alloc(522240, 7);
-    const file = { path: 'voices/ff_siwis.bin', url: 'https://example.invalid/voices/ff_siwis.bin', sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
-    const catalog = mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6101 }, files: [file] }] }), s.entries);
+    // A style table of the site's own (a blend, say): no catalog entry has its name.
+    const file = { path: 'voices/ef_mezcla.bin', url: 'https://example.invalid/voices/ef_mezcla.bin', sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    const catalog = mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ef_mezcla', kokoroVoice: { voice: 'ef_mezcla', apiId: 6101 }, files: [file] }] }), s.entries);
     await installKokoroStandIns(modelsDir, s);
-    await mkdir(join(modelsDir, 'kokoro-ff_siwis', 'voices'), { recursive: true });
-    await writeFile(join(modelsDir, 'kokoro-ff_siwis', 'voices/ff_siwis.bin'), bytes);
+    await mkdir(join(modelsDir, 'kokoro-ef_mezcla', 'voices'), { recursive: true });
+    await writeFile(join(modelsDir, 'kokoro-ef_mezcla', 'voices/ef_mezcla.bin'), bytes);
     const engine = new KokoroEngine({ modelsDir, catalog, phonemize });
-    expect((await engine.listVoices()).map((v) => [v.apiId, v.key, v.language, v.gender])).toEqual([[6101, 'kokoro:fr:ff_siwis', 'fr', 'female']]);
-    expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6101 }, files: [file] }] }))).toThrow(/must be named kokoro-ff_siwis/);
-    expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6001 }, files: [file] }] }))).toThrow(/6001 .* already another voice's/);
+    expect((await engine.listVoices()).map((v) => [v.apiId, v.key, v.language, v.gender])).toEqual([[6101, 'kokoro:es:ef_mezcla', 'es', 'female']]);
+    expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'mezcla', kokoroVoice: { voice: 'ef_mezcla', apiId: 6101 }, files: [file] }] }))).toThrow(/must be named kokoro-ef_mezcla/);
+    expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ef_mezcla', kokoroVoice: { voice: 'ef_mezcla', apiId: 6001 }, files: [file] }] }))).toThrow(/6001 .* already another voice's/);
+  });
+
+  it('a site that pinned ff_siwis under its own id before the catalog shipped it keeps that id (clients stored it)', () => {
+    const bytes = Buffer.alloc(522240, 9);
+    const file = { path: 'voices/ff_siwis.bin', url: 'https://mirror.invalid/voices/ff_siwis.bin', sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    const merged = mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6101 }, files: [file] }] }));
+    const siwis = kokoroEntries(merged).voices.filter((v) => v.kokoroVoice.voice === 'ff_siwis');
+    expect(siwis.map((v) => [v.name, v.kokoroVoice.apiId, v.kokoroVoice.language, v.files])).toEqual([['kokoro-ff_siwis', 6101, 'fr', [file]]]);
+    expect(merged).toHaveLength(MODEL_CATALOG.length);
+    // The same pin with the catalog's own id is fine too; another voice's id is not.
+    expect(kokoroEntries(mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6031 }, files: [file] }] }))).voices.find((v) => v.kokoroVoice.voice === 'ff_siwis')!.kokoroVoice.apiId).toBe(6031);
+    expect(() => mergeCatalog(CatalogFile.parse({ models: [{ name: 'kokoro-ff_siwis', kokoroVoice: { voice: 'ff_siwis', apiId: 6028 }, files: [file] }] }))).toThrow(/6028 .* already another voice's/);
+  });
+
+  it('Spanish, French and Portuguese voices phonemize with their espeak voice and speak through the model', async () => {
+    const modelsDir = await fresh('romance');
+    const s = kokoroStandIns(['ef_dora', 'ff_siwis', 'pm_alex']);
+    await installKokoroStandIns(modelsDir, s);
+    const asked: string[] = [];
+    // A fixed IPA per call (espeak itself is exercised in the differential test): what matters here is which voice.
+    const recording = async (_text: string, voice: string) => {
+      asked.push(voice);
+      return 'tʃˈau, tsˈar';
+    };
+    const engine = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize: recording });
+    const listed = await engine.listVoices();
+    expect(listed.map((v) => [v.apiId, v.key, v.language, v.gender])).toEqual([
+      [6028, 'kokoro:es:ef_dora', 'es', 'female'],
+      [6031, 'kokoro:fr:ff_siwis', 'fr', 'female'],
+      [6033, 'kokoro:pt-br:pm_alex', 'pt', 'male'],
+    ]);
+    for (const voice of listed) {
+      const out = await engine.synthesize({ text: 'hola', voice, prosody }, ctx);
+      // The stand-in echoes its ids first: pad, then the non-English table's mapping (tʃ -> ʧ, ts -> ʦ), then pad.
+      const ids = Array.from(out.channels[0]!.subarray(0, 13), (x) => Math.round(x / 0.001));
+      const want = [0, ...Array.from('ʧˈau, ʦˈar', (c) => TEST_KOKORO_VOCAB[c]!), 0];
+      expect(ids.slice(0, want.length)).toEqual(want);
+      expect(out.channels[0]!.length).toBeGreaterThan(1000);
+    }
+    expect(asked).toEqual(['es', 'fr', 'pt-br']);
+    await engine.close();
   });
 
   it('installed Kokoro voices become the podcast default for their language, best graded first; offered ones do not', async () => {
@@ -159,6 +221,23 @@ describe('KokoroEngine', () => {
     expect(defaultSpeakers(await installed.list(), 'en').map((v) => v.name)).toEqual(['kokoro:en-us:af_heart', 'kokoro:en-us:am_michael']);
     // Other languages keep their built-in voices.
     expect(defaultSpeakers(await installed.list(), 'de').map((v) => v.name)).toEqual(['espeak:de:f1', 'espeak:de:m1']);
+  });
+
+  it('installed Spanish, French and Portuguese Kokoro voices become their language\'s defaults as English ones do', async () => {
+    const modelsDir = await fresh('defaults-romance');
+    const s = kokoroStandIns(['ef_dora', 'em_alex', 'em_santa', 'ff_siwis', 'pf_dora', 'pm_alex', 'pm_santa']);
+    const offered = createVoiceLibrary({ modelsDir, catalog: s.entries, autoPull: true });
+    expect(defaultSpeakers(await offered.list(), 'es').map((v) => v.name)).toEqual(['espeak:es:f1', 'espeak:es:m1']);
+    await installKokoroStandIns(modelsDir, s);
+    const all = await createVoiceLibrary({ modelsDir, catalog: s.entries }).list();
+    expect(all.filter((v) => v.id > 6000).map((v) => [v.id, v.language])).toEqual([
+      [6028, 'es'], [6029, 'es'], [6030, 'es'], [6031, 'fr'], [6032, 'pt'], [6033, 'pt'], [6034, 'pt'],
+    ]);
+    // The catalog's first voice of each language and gender; French has no male Kokoro voice, so espeak's stays.
+    expect(defaultSpeakers(all, 'es').map((v) => v.name)).toEqual(['kokoro:es:ef_dora', 'kokoro:es:em_alex']);
+    expect(defaultSpeakers(all, 'fr').map((v) => v.name)).toEqual(['kokoro:fr:ff_siwis', 'espeak:fr:m1']);
+    expect(defaultSpeakers(all, 'pt').map((v) => v.name)).toEqual(['kokoro:pt-br:pf_dora', 'kokoro:pt-br:pm_alex']);
+    expect(defaultSpeakers(all, 'en').map((v) => v.name)).toEqual(['espeak:en-us:f1', 'espeak:en-us:m1']);
   });
 
   it('with Kokoro and Piper voices of English both installed, the defaults are Kokoro\'s (the list puts Kokoro first)', async () => {

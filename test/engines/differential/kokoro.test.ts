@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EspeakEngine } from '../../../src/engines/tts/espeak.js';
 import { KokoroEngine, splitKokoroPhonemes, styleRow, toKokoroPhonemes } from '../../../src/engines/tts/kokoro.js';
 import type { EngineVoice } from '../../../src/ports/engines.js';
-import { installKokoroStandIns, kokoroStandIns, spanishVoiceEntry, TEST_KOKORO_VOCAB, voiceTable, type KokoroStandIns } from '../../fixtures/kokoro-fixture.js';
+import { installKokoroStandIns, kokoroStandIns, TEST_KOKORO_VOCAB, voiceTable, type KokoroStandIns } from '../../fixtures/kokoro-fixture.js';
 
 // ---- The reference, ported (Python/JS semantics kept; no Soundry code below this line until the tests) ----
 
@@ -116,7 +116,8 @@ const ctx = { tmpDir: tmpdir(), signal: new AbortController().signal, onProgress
 
 beforeAll(async () => {
   modelsDir = await mkdtemp(join(tmpdir(), 'soundry-kokoro-diff-'));
-  standIns = kokoroStandIns(['af_heart', 'bm_george'], [spanishVoiceEntry()]);
+  // Catalog voices, stand-in tables seeded 1..5 in catalog order; the last three phonemize with espeak's es, fr, pt-br.
+  standIns = kokoroStandIns(['af_heart', 'bm_george', 'ef_dora', 'ff_siwis', 'pf_dora']);
   await installKokoroStandIns(modelsDir, standIns);
   espeak = new EspeakEngine();
   engine = new KokoroEngine({ modelsDir, catalog: standIns.entries, phonemize: (t, v) => espeak.phonemizeIpa(t, v) });
@@ -144,6 +145,8 @@ describe('Kokoro front end against the reference pipelines (stand-in model, samp
     { voice: 'af_heart', text: 'The church bells rang at noon; judges and birds heard them.', speed: 1.5, espeakVoice: 'en-us', dialect: 'en-us', seed: 1 },
     { voice: 'bm_george', text: 'Going home, the old boat sailed there again.', speed: 0.8, espeakVoice: 'en', dialect: 'en-gb', seed: 2 },
     { voice: 'ef_dora', text: 'Hola, ¿cómo estás? Muy bien, gracias.', speed: 1, espeakVoice: 'es', dialect: 'es', seed: 3 },
+    { voice: 'ff_siwis', text: 'Bonjour, je voudrais un café et deux croissants, s\'il vous plaît.', speed: 1.1, espeakVoice: 'fr', dialect: 'fr', seed: 4 },
+    { voice: 'pf_dora', text: 'Olá, tudo bem? O pão de queijo está quentinho.', speed: 0.9, espeakVoice: 'pt-br', dialect: 'pt-br', seed: 5 },
     { voice: 'af_heart', text: LONG, speed: 1.2, espeakVoice: 'en-us', dialect: 'en-us', seed: 1 },
   ];
   for (const c of cases) {
