@@ -39,6 +39,7 @@ export async function prepareHttpData(): Promise<{ dataDir: string; apiKey: stri
 export async function httpRequests(base: string, apiKey: string): Promise<{ createBody: string; queryBody: string }> {
   const headers = { 'content-type': 'application/json', 'api-key': apiKey };
   const voices = (await (await fetch(`${base}/audio/api/v1/api-keys/tts/voices?language=en`, { headers })).json()) as any;
+  if (!voices.data?.records?.length) throw new Error(`no voices from ${base}: ${JSON.stringify(voices)}`);
   const createBody = JSON.stringify({ voice_id: voices.data.records[0].id, emotion: 0, speed: 1, language: 'en', text: 'Benchmark sentence.' });
   const created = (await (await fetch(`${base}/audio/api/v1/api-keys/tts/task/create`, { method: 'POST', headers, body: createBody })).json()) as any;
   return { createBody, queryBody: JSON.stringify({ global_id: created.data.job_id }) };

@@ -10,13 +10,18 @@ import type { JobPayload } from '../../ports/queue.js';
 export type TaskRow = Selectable<Database['tasks']>;
 
 export function toRecord(row: TaskRow): TaskRecord {
+  // Parsed on first read: a poll never reads the params (a TTS task's hold its whole text, up to
+  // TTS_MAX_CHARS), only workers and retries do.
+  let params: Record<string, unknown> | undefined;
   return {
     id: row.id,
     kind: row.kind as TaskKind,
     accountId: row.account_id,
     apiKeyId: row.api_key_id,
     state: row.state as TaskState,
-    params: JSON.parse(row.params) as Record<string, unknown>,
+    get params(): Record<string, unknown> {
+      return (params ??= JSON.parse(row.params) as Record<string, unknown>);
+    },
     result: row.result === null ? null : (JSON.parse(row.result) as Record<string, unknown>),
     error: row.error,
     engine: row.engine,
