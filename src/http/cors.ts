@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 /** Headers a browser client may send: the spec's key header, OpenAI's bearer token, JSON. */
 const ALLOWED_HEADERS = 'api-key, api_key, authorization, content-type';
 /** Headers a browser client may read: what tells it when to retry, and the speech route's own. */
-const EXPOSED_HEADERS = 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-ratelimit-concurrency-limit, x-soundry-credits, x-soundry-voice, content-length';
+const EXPOSED_HEADERS = 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-ratelimit-concurrency-limit, x-soundry-credits, x-soundry-voice, x-soundry-engine, x-soundry-engine-note, content-length';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**

@@ -173,6 +173,8 @@ describe('MODELS_AUTO_PULL on: catalog voices before their model is installed', 
       body: JSON.stringify({ model: 'tts-1', voice: '5011', input: 'Привет. Как дела?', response_format: 'wav' }),
     });
     expect(res.status, await res.clone().text().catch(() => '')).toBe(200);
+    expect(res.headers.get('x-soundry-engine')).toBe('piper');
+    expect(res.headers.get('x-soundry-engine-note')).toBeNull();
     expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000);
     expect(hits).toContain(`/${irina.name}/${irina.piper.modelFile}`);
     expect((await checkModel(modelsDir, pinToBytes(irina, standIn(irina)))).state).toBe('installed');
@@ -191,6 +193,17 @@ describe('MODELS_AUTO_PULL on: catalog voices before their model is installed', 
     // The built-in stand-in has Lessac's gender (female).
     const builtin = await voiceRecord(Number(/built-in voice (\d+)/.exec(done.engine_note)![1]));
     expect(builtin).toEqual(expect.objectContaining({ language: 'en', gender: 2 }));
+    // /v1/audio/speech has no result to say it in: its headers do.
+    const res = await fetch(`${app.baseUrl}/v1/audio/speech`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tts-1', voice: '5001', input: 'Hello there.', response_format: 'wav' }),
+    });
+    expect(res.status, await res.clone().text().catch(() => '')).toBe(200);
+    expect(res.headers.get('x-soundry-voice')).toBe('5001');
+    expect(res.headers.get('x-soundry-engine')).toBe('espeak');
+    // The download just failed: not tried again at once, and the note says why.
+    expect(res.headers.get('x-soundry-engine-note')).toMatch(/voice 5001 .*failed recently \(checksum mismatch.*built-in voice \d+/);
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000);
   }, 120_000);
 });
 

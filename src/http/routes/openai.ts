@@ -139,7 +139,8 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
           reply.raw.once('close', () => {
             if (!reply.raw.writableFinished) abort.abort(new Error('client closed the connection'));
           });
-          const audio = deps.speech.stream(plan, abort.signal);
+          const spoke: { engine?: string; note?: string } = {};
+          const audio = deps.speech.stream(plan, abort.signal, (engine, note) => Object.assign(spoke, { engine, note }));
           let first: IteratorResult<Buffer>;
           try {
             // The first chunk before the headers: a failure up to here is still an error answer, and refunded.
@@ -163,14 +164,22 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
               throw err;
             }
           }
-          return reply
+          void reply
             .header('content-type', CONTENT_TYPES[plan.format])
             .header('x-soundry-credits', String(plan.price))
-            .header('x-soundry-voice', String(plan.voice.id))
-            .send(Readable.from(rest()));
+            .header('x-soundry-voice', String(plan.voice.id));
+          // What a task's result says in `engine` / `engine_note`, for the first sentence (all share one voice).
+          if (spoke.engine) void reply.header('x-soundry-engine', spoke.engine);
+          if (spoke.note) void reply.header('x-soundry-engine-note', headerText(spoke.note));
+          return reply.send(Readable.from(rest()));
         },
       });
     },
     { prefix: '/v1' },
   );
+}
+
+/** A header value Node accepts (visible ASCII and spaces): voice names and file names are ASCII, anything else becomes '?'. */
+function headerText(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?');
 }

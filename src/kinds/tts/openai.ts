@@ -154,7 +154,11 @@ export class OpenAiSpeech {
    * The encoded audio, chunk by chunk as ffmpeg writes it. Sentences are synthesized in order on the
    * engine threads while ffmpeg encodes the ones before, so the first bytes leave after the first sentence.
    */
-  async *stream(plan: SpeechPlan, signal: AbortSignal): AsyncGenerator<Buffer> {
+  /**
+   * `onEngine`: told which engine spoke the first sentence (and why, when a built-in voice stood in for the one
+   * asked for) before its audio is handed out, so the answer's headers can say so (docs/api.md).
+   */
+  async *stream(plan: SpeechPlan, signal: AbortSignal, onEngine?: (engine: string, note?: string) => void): AsyncGenerator<Buffer> {
     let encoder: PipeEncoder | null = null;
     let ready!: (e: PipeEncoder | null) => void;
     const started = new Promise<PipeEncoder | null>((r) => (ready = r));
@@ -171,6 +175,7 @@ export class OpenAiSpeech {
             { signal, onProgress: () => {} },
           );
           if (!encoder) {
+            onEngine?.(out.engine, out.engineNote);
             encoder = new PipeEncoder({ ffmpeg: this.deps.ffmpeg, format: plan.format, inputRate: out.sampleRate, outputRate: OPENAI_SAMPLE_RATE, signal });
             ready(encoder);
           }
