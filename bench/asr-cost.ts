@@ -23,7 +23,7 @@ import { loadCatalog } from '../src/models/catalog-file.js';
 import { ASR_MODELS } from '../src/models/catalog-asr.js';
 import { pinFolder, writeCatalogFile } from '../test/fixtures/pinned-catalog.js';
 import { standinWhisperFiles } from '../test/fixtures/standin-whisper.js';
-import { machine, NEURAL_COST_SECTIONS, peakRssMb, root, writeSection } from './lib.js';
+import { machine, median, NEURAL_COST_SECTIONS, peakRssMb, root, writeSection } from './lib.js';
 
 const DIR = process.env.ASR_COST_DIR ?? '/tmp/soundry-standin-asr';
 const CORPUS = join(root, '..', 'shared', 'corpus');
@@ -34,9 +34,9 @@ const SPEECH = ['speech/conversational/pyannote_sample_telephone.wav', 'speech/c
  * random-weight decoder never emits <|endoftext|> on its own (the stand-in picks a new token each step), so the cap is
  * what it decodes; 224 (the engine's default cap) is what a window that a hallucinating model fills costs.
  */
-const DEFAULT_PLAN = 'int8:60:100:2,int8:300:100:2,int8:60:224:2,fp32:60:100:2,int8:300:100:1';
+const DEFAULT_PLAN = 'int8:60:100:2,int8:300:100:2,int8:300:224:2,fp32:60:100:2,int8:300:100:1';
 
-interface Run { variant: string; seconds: number; cap: number; threads: number; audio: number; load: number; wall: number; rtf: number; windows: number; tokens: number[]; language: string | null; maxRssMb: number }
+interface Run { variant: string; seconds: number; cap: number; threads: number; audio: number; load: number; wall: number; rtf: number; windowSeconds: number[]; windows: number; tokens: number[]; language: string | null; maxRssMb: number }
 interface StandinInfo { variant: string; files: Array<{ path: string; bytes: number; realBytes?: number }>; params: { encoder: number; decoder: number } }
 
 const modelsDir = (variant: string) => join(DIR, variant);
@@ -81,10 +81,13 @@ async function child(variant: string, seconds: number, cap: number, threads: num
     for await (const b of blocks) yield b.channels[0]!;
   }
   t = performance.now();
-  const tr = await asr.transcribe(windows(), { maxTokensPerWindow: cap });
+  // each window's wall time: on a shared machine a burst of load hits some windows, and the median stays put
+  const marks = [t];
+  const tr = await asr.transcribe(windows(), { maxTokensPerWindow: cap, onProgress: () => marks.push(performance.now()) });
   const wall = (performance.now() - t) / 1000;
+  const windowSeconds = marks.slice(1).map((m, i) => (m - marks[i]!) / 1000);
   await asr.release();
-  const out: Omit<Run, 'variant' | 'seconds' | 'cap' | 'threads'> = { audio: tr.seconds, load, wall, rtf: wall / tr.seconds, windows: tr.windows, tokens: tr.tokens, language: tr.language, maxRssMb: peakRssMb() };
+  const out: Omit<Run, 'variant' | 'seconds' | 'cap' | 'threads'> = { audio: tr.seconds, load, wall, rtf: wall / tr.seconds, windowSeconds, windows: tr.windows, tokens: tr.tokens, language: tr.language, maxRssMb: peakRssMb() };
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
@@ -115,17 +118,21 @@ function perWindow(tokens: number[]): string {
   return out.join(', ');
 }
 
-/** Per-token decoder cost and the rest of a window, from two runs of the same input and threads that differ only in the cap. */
+/**
+ * Per-token decoder cost and the rest of a window, from the median window times of two runs of the same input and threads
+ * that differ only in the cap (every window decodes exactly its cap): medians, so a burst of others' load in one window does not count.
+ */
 function split(runs: Run[]): string[] {
   const out: string[] = [];
   for (const a of runs) {
     const b = runs.find((r) => r !== a && r.variant === a.variant && r.seconds === a.seconds && r.threads === a.threads && r.cap > a.cap);
-    if (!b) continue;
-    const perToken = (b.wall - a.wall) / (sum(b.tokens) - sum(a.tokens));
-    const perWindowRest = (a.wall - perToken * sum(a.tokens)) / a.windows;
-    out.push(`- ${a.variant}, ${dur(a.seconds)}, ${a.threads} threads: the runs capped at ${a.cap} and ${b.cap} tokens differ by ${(b.wall - a.wall).toFixed(1)} s for ${sum(b.tokens) - sum(a.tokens)} more tokens,`,
-      `  so one decoder step costs ~${(perToken * 1000).toFixed(0)} ms and the rest of a window (decode, log-mel, encoder, first step) ~${perWindowRest.toFixed(1)} s`,
-      '  (two single runs on a shared machine: an estimate, not a profile).');
+    if (!b || !a.tokens.every((n) => n === a.cap) || !b.tokens.every((n) => n === b.cap)) continue;
+    const [ma, mb] = [median(a.windowSeconds), median(b.windowSeconds)];
+    const perToken = (mb - ma) / (b.cap - a.cap);
+    const head = `- ${a.variant}, ${dur(a.seconds)}, ${a.threads} threads: a median window took ${ma.toFixed(2)} s at ${a.cap} tokens and ${mb.toFixed(2)} s at ${b.cap}`;
+    if (perToken <= 0) out.push(`${head}: the load's noise is larger than the decoding difference, no split.`);
+    else out.push(`${head}, so one decoder step costs ~${(perToken * 1000).toFixed(0)} ms and the rest of a window (log-mel, encoder, the`,
+      `  first step that projects the encoder states) ~${(ma - perToken * a.cap).toFixed(1)} s (an estimate from two runs on a shared machine, not a profile).`);
   }
   return out;
 }
@@ -151,9 +158,9 @@ function doc(files: StandinInfo[], runs: Run[], plan: string, startLoad: string)
     '|---|---|---|---|',
     ...files.flatMap((f) => f.files.map((x) => `| ${f.variant} | ${x.path} | ${x.bytes.toLocaleString('en')} B | ${x.realBytes ? `${x.realBytes.toLocaleString('en')} B` : '(not catalogued)'} |`)),
     '',
-    '| variant | input | cap (tokens / window) | threads | windows | tokens decoded per window | session load | wall | RTF | peak RSS |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-    ...runs.map((r) => `| ${r.variant} | ${dur(r.seconds)} (${r.audio.toFixed(1)} s decoded) | ${r.cap} | ${r.threads} | ${r.windows} | ${perWindow(r.tokens)} | ${r.load.toFixed(2)} s | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.maxRssMb.toFixed(0)} MB |`),
+    '| variant | input | cap (tokens / window) | threads | windows | tokens decoded per window | session load | wall | RTF | window: median (min-max) | peak RSS |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...runs.map((r) => `| ${r.variant} | ${dur(r.seconds)} (${r.audio.toFixed(1)} s decoded) | ${r.cap} | ${r.threads} | ${r.windows} | ${perWindow(r.tokens)} | ${r.load.toFixed(2)} s | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${median(r.windowSeconds).toFixed(1)} s (${Math.min(...r.windowSeconds).toFixed(1)}-${Math.max(...r.windowSeconds).toFixed(1)}) | ${r.maxRssMb.toFixed(0)} MB |`),
     '',
     'Notes:',
     '',
