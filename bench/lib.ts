@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile, mkdir } from 'node:fs/promises';
 
 export const root = new URL('..', import.meta.url).pathname;
@@ -38,4 +39,38 @@ export async function writeResult(name: string, markdown: string): Promise<strin
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2 : NaN;
+}
+
+/**
+ * This process's peak RSS in MB (VmHWM): unlike getrusage's maxRSS, which a spawned child inherits from the parent it
+ * was forked from (a bench parent that built hundreds of MB of stand-ins), the high-water mark belongs to the address
+ * space exec made.
+ */
+export function peakRssMb(): number {
+  const kb = /VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+  if (!kb) throw new Error('no VmHWM in /proc/self/status');
+  return Number(kb) / 1024;
+}
+
+/** The sections of bench/results/neural-cost.md after the separation part, each written by its own bench. */
+export const NEURAL_COST_SECTIONS = ['## TTS:', '## ASR:'] as const;
+
+/**
+ * Rewrites one bench's section of a results file that several benches share, keeping the others: a section runs from
+ * the line that starts with its heading to the next such line; `section` null is the part before the first heading.
+ */
+export async function writeSection(name: string, headings: readonly string[], section: string | null, markdown: string): Promise<string> {
+  const path = `${root}bench/results/${name}.md`;
+  const parts = new Map<string | null, string[]>();
+  let current: string | null = null;
+  for (const line of existsSync(path) ? readFileSync(path, 'utf8').split('\n') : []) {
+    const h = headings.find((x) => line.startsWith(x));
+    if (h) current = h;
+    const lines = parts.get(current) ?? [];
+    lines.push(line);
+    parts.set(current, lines);
+  }
+  parts.set(section, [markdown]);
+  const text = [null, ...headings].map((h) => parts.get(h)?.join('\n').trim()).filter((t) => t).join('\n\n');
+  return writeResult(name, `${text}\n`);
 }

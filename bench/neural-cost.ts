@@ -14,7 +14,7 @@ import { BuiltinSeparationEngine } from '../src/engines/separation/builtin.js';
 import { NeuralSeparationEngine } from '../src/engines/separation/neural.js';
 import type { AudioSource } from '../src/engines/separation/engine.js';
 import { loadCatalog } from '../src/models/catalog-file.js';
-import { machine, root, writeResult } from './lib.js';
+import { machine, NEURAL_COST_SECTIONS, peakRssMb, root, writeSection } from './lib.js';
 import { writeRealStandins, type StandinFile } from './standin-real.js';
 
 const RATE = 44100;
@@ -58,7 +58,7 @@ async function child(engineName: string, modelType: number, seconds: number): Pr
   const wall = (performance.now() - t0) / 1000;
   if (frames !== source.totalFrames) throw new Error(`wrote ${frames} of ${source.totalFrames} frames`);
   const label = (run && 'engine' in run ? run.engine : undefined) ?? engine.id;
-  process.stdout.write(JSON.stringify({ label, wall, rtf: wall / seconds, maxRssMb: process.resourceUsage().maxRSS / 1024 }) + '\n');
+  process.stdout.write(JSON.stringify({ label, wall, rtf: wall / seconds, maxRssMb: peakRssMb() }) + '\n');
 }
 
 function runChild(engine: string, modelType: number, seconds: number): Promise<Run> {
@@ -96,7 +96,7 @@ function doc(files: StandinFile[], runs: Run[], plan: string, startLoad: string,
     `Date: ${new Date().toISOString()}. Command: \`npm run bench -- neural-cost\` (plan \`${plan}\`).`,
     '',
     `Input: \`../shared/corpus/${SONG}\` decoded to 44.1 kHz stereo and looped to the length shown, handed to the engine in`,
-    'fresh 10 s blocks; stems discarded. Each run is its own Node process; peak RSS is its maxRSS (Node + tsx ~100 MB included).',
+    'fresh 10 s blocks; stems discarded. Each run is its own Node process; peak RSS is its VmHWM (Node + tsx ~100 MB included).',
     `Neural engines: onnxruntime-node CPU, intra-op threads = ${THREADS}, inter-op 1, the engine's own session options (arena off).`,
     'Built-in engine: the DSP engine of this repository (JavaScript, one thread).',
     '',
@@ -146,9 +146,9 @@ export async function benchNeuralCost(): Promise<string> {
     runs.push(r);
     console.error(`${step}: ${r.label} wall ${r.wall.toFixed(1)} s, RTF ${r.rtf.toFixed(3)}, peak ${r.maxRssMb.toFixed(0)} MB (load ${load()})`);
     // written after every run, so a run cut short still leaves what it measured
-    path = await writeResult('neural-cost', doc(files, runs, plan, startLoad, false));
+    path = await writeSection('neural-cost', NEURAL_COST_SECTIONS, null, doc(files, runs, plan, startLoad, false));
   }
-  return writeResult('neural-cost', doc(files, runs, plan, startLoad, true)) ?? path;
+  return writeSection('neural-cost', NEURAL_COST_SECTIONS, null, doc(files, runs, plan, startLoad, true)) ?? path;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv[2] === '--child') {

@@ -11,8 +11,9 @@ import { benchSeparationHonesty } from './separation-honesty.js';
 import { benchNeuralCost } from './neural-cost.js';
 import { benchLlm } from './llm.js';
 import { benchTtsCost } from './tts-cost.js';
+import { benchAsrCost } from './asr-cost.js';
 
-const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers, scaleout: benchScaleout, 'separation-honesty': benchSeparationHonesty, 'neural-cost': benchNeuralCost, 'tts-cost': benchTtsCost, llm: benchLlm };
+const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers, scaleout: benchScaleout, 'separation-honesty': benchSeparationHonesty, 'neural-cost': benchNeuralCost, 'tts-cost': benchTtsCost, 'asr-cost': benchAsrCost, llm: benchLlm };
 const names = process.argv.slice(2).filter((a) => a !== '--');
 for (const name of names.length ? names : Object.keys(all)) {
   const fn = all[name];

@@ -21,7 +21,7 @@ import { MODEL_CATALOG, type ModelEntry } from '../src/models/catalog.js';
 import { buildStandinKokoro, buildStandinPiper, kokoroParams, piperParams } from '../test/fixtures/standin-tts.js';
 import { kokoroStandIns } from '../test/fixtures/kokoro-fixture.js';
 import { pinToBytes, writeCatalogFile } from '../test/fixtures/pinned-catalog.js';
-import { machine, root, writeResult } from './lib.js';
+import { machine, NEURAL_COST_SECTIONS, peakRssMb, root, writeSection } from './lib.js';
 
 const THREADS = 2;
 const DIR = process.env.TTS_COST_DIR ?? '/tmp/soundry-standin-tts';
@@ -68,16 +68,6 @@ async function writeStandins(): Promise<StandinInfo[]> {
     { name: PIPER_VOICE, bytes: statSync(join(DIR, piper.name, piper.files.find((f) => f.path.endsWith('.onnx'))!.path)).size, params: piperParams(), realBytes: real(piper, '.onnx') },
     { name: k.model.name, bytes: statSync(join(DIR, k.model.name, k.model.kokoro.modelFile)).size, params: kokoroParams(), realBytes: real(kReal, k.model.kokoro.modelFile) },
   ];
-}
-
-/**
- * This process's peak RSS (VmHWM): unlike getrusage's maxRSS, which a child inherits from the parent it was forked
- * from (here the parent that built 390 MB of stand-ins), the high-water mark belongs to the address space exec made.
- */
-function peakRssMb(): number {
-  const kb = /VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
-  if (!kb) throw new Error('no VmHWM in /proc/self/status');
-  return Number(kb) / 1024;
 }
 
 interface Run { engine: string; voice: string; wall: number; firstCall: number; audio: number; rtf: number; maxRssMb: number }
@@ -164,11 +154,8 @@ export async function benchTtsCost(): Promise<string> {
     runs.push(r);
     console.error(`${engine}: ${r.audio.toFixed(1)} s audio, wall ${r.wall.toFixed(1)} s, RTF ${r.rtf.toFixed(3)}, peak ${r.maxRssMb.toFixed(0)} MB (load ${load()})`);
   }
-  // bench/results/neural-cost.md holds the separation runs too: replace only its TTS section
-  const path = join(root, 'bench', 'results', 'neural-cost.md');
-  const old = readFileSync(path, 'utf8');
-  const at = old.indexOf('## TTS:');
-  return writeResult('neural-cost', `${(at < 0 ? old : old.slice(0, at)).trimEnd()}\n\n${doc(files, runs, plan, startLoad)}`);
+  // bench/results/neural-cost.md holds the separation and ASR runs too: replace only the TTS section
+  return writeSection('neural-cost', NEURAL_COST_SECTIONS, '## TTS:', doc(files, runs, plan, startLoad));
 }
 
 /**

@@ -90,6 +90,8 @@ export interface Transcript {
   language: string | null;
   windows: number;
   seconds: number;
+  /** Text tokens decoded per window (0 for a silent one): what decoding cost, next to the encoder's one run a window. */
+  tokens: number[];
 }
 
 interface DecoderDims {
@@ -164,6 +166,7 @@ export class WhisperAsr {
     // A forced language the model has no token for (yue on pre-v3 models) falls back to detection.
     let language = opts.language && this.tokenizer.languages.has(opts.language) ? opts.language : null;
     const parts: string[] = [];
+    const tokens: number[] = [];
     let seconds = 0;
     let count = 0;
     for await (const win of windows) {
@@ -175,12 +178,13 @@ export class WhisperAsr {
         const hidden = await this.encode(win);
         language ??= await this.detectLanguage(hidden);
         const ids = await this.decodeWindow(hidden, language, opts);
+        tokens.push(ids.length);
         const text = this.tokenizer.decode(ids).trim();
         if (text) parts.push(text);
-      }
+      } else tokens.push(0);
       opts.onProgress?.(seconds);
     }
-    return { text: parts.join(' ').replace(/\s+/g, ' ').trim(), language, windows: count, seconds };
+    return { text: parts.join(' ').replace(/\s+/g, ' ').trim(), language, windows: count, seconds, tokens };
   }
 
   private async encode(win: Float32Array): Promise<ort.Tensor> {

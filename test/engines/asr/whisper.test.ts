@@ -55,6 +55,7 @@ describe('Whisper greedy decoding', () => {
     expect(t.language).toBe('en');
     expect(t.text).toBe(`${TINY_TRANSCRIPT} ${TINY_TRANSCRIPT}`);
     expect(t.windows).toBe(2);
+    expect(t.tokens).toEqual([tiny.tokenIds.length, tiny.tokenIds.length]);
     expect(t.seconds).toBeCloseTo(34.5, 6);
     expect(progress).toEqual([30, 34.5]);
   });
@@ -62,6 +63,7 @@ describe('Whisper greedy decoding', () => {
   it('skips digitally silent windows and honours a forced language', async () => {
     const t = await asr.transcribe(windows(new Float32Array(30 * SR), tone(2)), { language: 'de' });
     expect(t.text).toBe(TINY_TRANSCRIPT);
+    expect(t.tokens).toEqual([0, tiny.tokenIds.length]); // the silent window decoded nothing
     expect(t.language).toBe('de');
     const unknown = await asr.transcribe(windows(tone(2)), { language: 'yue' });
     expect(unknown.language).toBe('en'); // no <|yue|> token in this model: detected instead
@@ -72,6 +74,7 @@ describe('Whisper greedy decoding', () => {
   it('caps the tokens per window', async () => {
     const t = await asr.transcribe(windows(tone(3)), { maxTokensPerWindow: 4 });
     expect(t.text).toBe('Lighthouses guided ships along');
+    expect(t.tokens).toEqual([4]);
   });
 
   it('applies generation_config suppress_tokens and begin_suppress_tokens', async () => {
