@@ -317,6 +317,8 @@ describe('Kokoro Japanese, known answers', () => {
     expect(kokoroJapanesePhonemes([w('散歩', 'サンポ'), w('新聞', 'シンブン'), w('案内', 'アンナイ'), w('銀行', 'ギンコー'), w('漢字', 'カンジ'), w('本', 'ホン')]))
       .toBe('sampo ɕimbɯɴ annai ɡʲiŋkoː kaɲʥi hoɴ');
     expect(kokoroJapanesePhonemes([w('行っ', 'イッ'), w('た', 'タ'), w('。', '。')])).toBe('iʔta.');
+    // misaki's own output for こんにちは, as cool-japan/voirs quotes it (examples: "g2p(\"こんにちは\") # koɲɲiʨiβa").
+    expect(kokoroJapanesePhonemes([w('こんにちは', 'コンニチワ')])).toBe('koɲɲiʨiβa');
     expect(kokoroJapanesePhonemes([w('ティー', 'ティー'), w('シェフ', 'シェフ'), w('ウィ', 'ウィ'), w('ぎぇ', null, false)])).toBe('tʲiː ɕeɸɯ βi ɡʲe');
     expect(kokoroJapanesePhonemes([w('「', '「'), w('本', 'ホン'), w('」', '」'), w('（', '（'), w('上', 'ウエ'), w('）', '）')])).toBe('“hoɴ” «ɯe»');
   });
