@@ -29,9 +29,13 @@
  *     reproduces the 24 English voices it lists). am_santa is in the first only among the pinned manifests; five
  *     other projects' manifests (two fetching resolve/main, whose other digests equal this revision's) give the
  *     same digest for it, with 522240 bytes.
+ *   - 6036-6040 (jf_alpha, jf_gongitsune, jf_nezumi, jf_tebukuro, jm_kumo), added with the Japanese front end: the
+ *     same stream-engine manifest (commit de49d6f4, REV = 1939ad2a...) lists them; ochisamu/CharaDock
+ *     desktop/lib/tts-model-download.cjs (commit 1948ed7a, KOKORO_COMMIT = 1939ad2a..., each file checked for
+ *     522240 bytes and its sha256 on download) gives the same five digests independently, as do two unpinned
+ *     manifests (a provisioning manifest of all 54 voices, an echogarden voices-package lock with sizes 522240).
  * Left out for want of Soundry's phonemizer, not of a checksum: hf_/hm_ Hindi and if_/im_ Italian (not API
- * languages), jf_/jm_ Japanese and zf_/zm_ Mandarin (their reference front ends are misaki's pyopenjtalk and pinyin,
- * not espeak). A site can pin a style table of its own with MODELS_CATALOG_FILE (docs/models.md); nothing is guessed.
+ * languages) and zf_/zm_ Mandarin (its reference front end is misaki's pinyin, not espeak). A site can pin a style table of its own with MODELS_CATALOG_FILE (docs/models.md); nothing is guessed.
  */
 import type { AgeGroup, Gender } from '../ports/engines.js';
 
@@ -74,8 +78,11 @@ export interface KokoroVoiceEntry extends KokoroBase {
   kokoroVoice: KokoroVoiceMeta;
 }
 
-/** The phoneme post-processing rule set (src/engines/tts/kokoro.ts): Kokoro's language codes a, b, e, f, h, i, p. */
-export type KokoroDialect = 'en-us' | 'en-gb' | 'es' | 'fr' | 'hi' | 'it' | 'pt-br';
+/**
+ * The phoneme rule set (src/engines/tts/kokoro.ts): Kokoro's language codes a, b, e, f, h, i, p on espeak's IPA, and
+ * j, whose phonemes come from the kana front end (src/engines/tts/kokoro-ja.ts) instead of espeak.
+ */
+export type KokoroDialect = 'en-us' | 'en-gb' | 'es' | 'fr' | 'hi' | 'it' | 'ja' | 'pt-br';
 
 export const KOKORO_REPO = 'onnx-community/Kokoro-82M-v1.0-ONNX';
 export const KOKORO_REVISION = '1939ad2a8e416c0acfeecc08a694d14ef25f2231';
@@ -103,9 +110,10 @@ const MODEL: KokoroModelEntry = {
 /**
  * [voice, API id, sha256]. Ids are written here once and never renumbered or reused (clients store them); a voice
  * added later takes the next free number. Gender and accent come from Kokoro's naming: the first letter is the
- * language/accent (KOKORO_LANGUAGE_CODES: a = American English, b = British English, e, f, p), the second f = female,
- * m = male (VOICES.md). Within a language the catalog's order is the list's (after KOKORO_DEFAULT_VOICES), so the
- * first installed voice of a language and gender is its default: ef_dora/em_alex, ff_siwis, pf_dora/pm_alex.
+ * language/accent (KOKORO_LANGUAGE_CODES: a = American English, b = British English, e, f, j, p), the second f =
+ * female, m = male (VOICES.md). Within a language the catalog's order is the list's (after KOKORO_DEFAULT_VOICES), so
+ * the first installed voice of a language and gender is its default: ef_dora/em_alex, ff_siwis, pf_dora/pm_alex,
+ * jf_alpha/jm_kumo.
  */
 const VOICES: Array<[string, number, string]> = [
   ['af_heart', 6001, 'd583ccff3cdca2f7fae535cb998ac07e9fcb90f09737b9a41fa2734ec44a8f0b'],
@@ -144,6 +152,12 @@ const VOICES: Array<[string, number, string]> = [
   ['pm_alex', 6033, '0175c753f59c54e7fd5a995bedef0c5ff2fb67e0043dd3dcb2ae74ec2acbeb2a'],
   ['pm_santa', 6034, '8b012db3185778afe2e45a62cbad69db73021774fe68dda634bcc748a982eede'],
   ['am_santa', 6035, '61150cf726ab6c5ed7a99f90a304f91f5a72c00c592e89ec94e5df11c319227a'],
+  // j = Japanese (header): jf_alpha first, the best graded (C+ in VOICES.md), so it is the female default; jm_kumo the male.
+  ['jf_alpha', 6036, '56b479360aad9f367aeb8cef908f9201cf48b4555e488c5f4590c9dfcd978bb6'],
+  ['jf_gongitsune', 6037, '0f1181f3772d27b7c12aaf4bcd71e31b186c4146e330d074a3dc64ee392af396'],
+  ['jf_nezumi', 6038, '13cb71eebb0b48739d444558322aa35a8c9a489b80e1e631f14d2e6aea93026b'],
+  ['jf_tebukuro', 6039, '29c6c0561b4288d59639677bebe7533c919743d5ea68d0d2ae992644beea6696'],
+  ['jm_kumo', 6040, '09e959d239724c734d65661f06f14cdabcddfd476bfaaad905a937099ae9e64f'],
 ];
 
 /**
@@ -159,13 +173,15 @@ export const KOKORO_LANGUAGE_CODES: Readonly<Record<string, { language: string; 
   e: { language: 'es', espeakVoice: 'es', dialect: 'es', label: 'Spanish' },
   f: { language: 'fr', espeakVoice: 'fr', dialect: 'fr', label: 'French' },
   p: { language: 'pt', espeakVoice: 'pt-br', dialect: 'pt-br', label: 'Brazilian Portuguese' },
+  // espeakVoice is not used to phonemize Japanese (kokoro-ja.ts); it names the built-in fallback's accent.
+  j: { language: 'ja', espeakVoice: 'ja', dialect: 'ja', label: 'Japanese' },
 };
 
 /** A voice entry from Kokoro's voice name; exported so a site's catalog file can add a voice the same way. */
 export function kokoroVoiceEntry(voice: string, apiId: number, file: { url: string; sizeBytes: number; sha256?: string; md5?: string }): KokoroVoiceEntry {
   const code = KOKORO_LANGUAGE_CODES[voice[0] ?? ''];
   const gender: Gender | null = voice[1] === 'f' ? 'female' : voice[1] === 'm' ? 'male' : null;
-  if (!code || !gender || voice[2] !== '_') throw new Error(`Kokoro voice ${voice}: not a voice name Soundry can phonemize for (a, b, e, f or p, then f or m, then _name)`);
+  if (!code || !gender || voice[2] !== '_') throw new Error(`Kokoro voice ${voice}: not a voice name Soundry can phonemize for (a, b, e, f, j or p, then f or m, then _name)`);
   const given = voice.slice(3);
   const path = `voices/${voice}.bin`;
   return {

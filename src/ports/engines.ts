@@ -59,6 +59,11 @@ export interface TtsEngine {
   /** True when the engine changes rate natively without changing pitch (otherwise the pipeline time-stretches). */
   readonly nativeRate: boolean;
   listVoices(): Promise<EngineVoice[]>;
+  /**
+   * True when the engine reads Japanese text as written (kanji included) for this voice, with a front end of its own;
+   * otherwise the pipeline hands a Japanese voice kana readings.
+   */
+  readsJapanese?(voice: EngineVoice): boolean;
   /** Synthesize one sentence-sized chunk of text (the pipeline splits long text). */
   synthesize(request: TtsRequest, ctx: EngineContext): Promise<AudioData>;
 }

@@ -17,6 +17,7 @@ import { MODEL_CATALOG, kokoroEntries, piperModels, type ModelEntry } from '../.
 import { KOKORO_REVISION } from '../../src/models/catalog-kokoro.js';
 import { CatalogFile, mergeCatalog } from '../../src/models/catalog-file.js';
 import { installKokoroStandIns, kokoroStandIns, TEST_KOKORO_VOCAB } from '../fixtures/kokoro-fixture.js';
+import { JapaneseReader } from '../../src/engines/tts/japanese.js';
 import { pinToBytes } from '../fixtures/pinned-catalog.js';
 
 const LFS_POINTER = `version https://git-lfs.github.com/spec/v1\noid sha256:${'0'.repeat(64)}\nsize 522240\n`;
@@ -64,7 +65,7 @@ describe('Kokoro catalog', () => {
     expect(george).toEqual(expect.objectContaining({ language: 'en', dialect: 'en-gb', espeakVoice: 'en', gender: 'male' }));
   });
 
-  it('ships the Spanish, French and Portuguese voices and am_santa at 6028-6035, after the 27 English ids it never renumbers', () => {
+  it('ships the Spanish, French, Portuguese and Japanese voices and am_santa at 6028-6040, after the 27 English ids it never renumbers', () => {
     const byId = voices.map((v) => [v.kokoroVoice.apiId, v.kokoroVoice.voice, v.kokoroVoice.language, v.kokoroVoice.espeakVoice, v.kokoroVoice.dialect, v.kokoroVoice.gender]);
     expect(byId.slice(0, 27).map(([id]) => id)).toEqual(Array.from({ length: 27 }, (_, i) => 6001 + i));
     expect(byId.slice(0, 27).every(([, , language]) => language === 'en')).toBe(true);
@@ -77,11 +78,17 @@ describe('Kokoro catalog', () => {
       [6033, 'pm_alex', 'pt', 'pt-br', 'pt-br', 'male'],
       [6034, 'pm_santa', 'pt', 'pt-br', 'pt-br', 'male'],
       [6035, 'am_santa', 'en', 'en-us', 'en-us', 'male'],
+      [6036, 'jf_alpha', 'ja', 'ja', 'ja', 'female'],
+      [6037, 'jf_gongitsune', 'ja', 'ja', 'ja', 'female'],
+      [6038, 'jf_nezumi', 'ja', 'ja', 'ja', 'female'],
+      [6039, 'jf_tebukuro', 'ja', 'ja', 'ja', 'female'],
+      [6040, 'jm_kumo', 'ja', 'ja', 'ja', 'male'],
     ]);
     // The digests that arrived with them (catalog-kokoro.ts names the manifests), each distinct from every other voice's.
     const digests = voices.map((v) => v.files[0]!.sha256);
     expect(new Set(digests).size).toBe(digests.length);
     expect(voices.find((v) => v.kokoroVoice.voice === 'ff_siwis')!.files[0]!.sha256).toBe('a35f5675ad08948e326ae75fd0ea16ba5d0042e4f76b5f3d1df77d0a48c54861');
+    expect(voices.find((v) => v.kokoroVoice.voice === 'jm_kumo')!.files[0]!.sha256).toBe('09e959d239724c734d65661f06f14cdabcddfd476bfaaad905a937099ae9e64f');
   });
 });
 
@@ -206,6 +213,59 @@ describe('KokoroEngine', () => {
     }
     expect(asked).toEqual(['es', 'fr', 'pt-br']);
     await engine.close();
+  });
+
+  it('Japanese voices read the text as written through the pipeline, with the kana front end and never espeak', async () => {
+    const modelsDir = await fresh('japanese');
+    const s = kokoroStandIns(['jf_alpha', 'jm_kumo']);
+    await installKokoroStandIns(modelsDir, s);
+    const reader = new JapaneseReader();
+    const read: string[] = [];
+    const espeakAsked: string[] = [];
+    const kokoro = new KokoroEngine({
+      modelsDir,
+      catalog: s.entries,
+      phonemize: async (_text, voice) => {
+        espeakAsked.push(voice);
+        return '';
+      },
+      readJapanese: (text) => {
+        read.push(text);
+        return reader.words(text);
+      },
+    });
+    const listed = await kokoro.listVoices();
+    expect(listed.map((v) => [v.apiId, v.key, v.language, v.gender])).toEqual([[6036, 'kokoro:ja:jf_alpha', 'ja', 'female'], [6040, 'kokoro:ja:jm_kumo', 'ja', 'male']]);
+    // The stand-in echoes its ids: pad, misaki's phonemes for the sentence (kokoro-ja.ts), pad.
+    const direct = await kokoro.synthesize({ text: '東京へ行った。', voice: listed[0]!, prosody }, ctx);
+    const want = [0, ...Array.from('toːkʲoː e iʔta.', (c) => TEST_KOKORO_VOCAB[c]!), 0];
+    expect(Array.from(direct.channels[0]!.subarray(0, want.length), (x) => Math.round(x / 0.001))).toEqual(want);
+    // Through the task's pipeline the engine gets the kanji, not the kana the built-in voices are given.
+    read.length = 0;
+    const registry = createTtsRegistry({ extraEngines: [kokoro] });
+    const out = await synthesize({ text: '東京へ行った。新聞を読みます。', language: 'ja', voiceId: 6040, emotion: 0, speed: 1 }, registry, ctx);
+    expect([out.engine, out.voiceKey]).toEqual(['kokoro', 'kokoro:ja:jm_kumo']);
+    expect(read.join('')).toContain('東京へ行った');
+    expect(read.join('')).toContain('新聞を読みます');
+    expect(out.audio.channels[0]!.length).toBeGreaterThan(1000);
+    expect(espeakAsked).toEqual([]);
+    await kokoro.close();
+  });
+
+  it('installed Japanese Kokoro voices become the Japanese defaults, jf_alpha and jm_kumo; the fallback is espeak\'s ja', async () => {
+    const modelsDir = await fresh('defaults-ja');
+    const s = kokoroStandIns(['jf_alpha', 'jf_nezumi', 'jm_kumo']);
+    const offered = createVoiceLibrary({ modelsDir, catalog: s.entries, autoPull: true });
+    const before = defaultSpeakers(await offered.list(), 'ja').map((v) => v.name);
+    expect(before.every((name) => name.startsWith('espeak:ja:'))).toBe(true);
+    await installKokoroStandIns(modelsDir, s);
+    const all = await createVoiceLibrary({ modelsDir, catalog: s.entries }).list();
+    expect(all.filter((v) => v.id > 6000).map((v) => [v.id, v.language])).toEqual([[6036, 'ja'], [6038, 'ja'], [6040, 'ja']]);
+    expect(defaultSpeakers(all, 'ja').map((v) => v.name)).toEqual(['kokoro:ja:jf_alpha', 'kokoro:ja:jm_kumo']);
+    const kokoro = new KokoroEngine({ modelsDir, catalog: s.entries, phonemize });
+    const registry = createTtsRegistry({ extraEngines: [kokoro] });
+    const alpha = (await kokoro.listVoices())[0]!;
+    expect((await registry.builtinVoice(alpha))?.voice.key).toMatch(/^espeak:ja:/);
   });
 
   it('installed Kokoro voices become the podcast default for their language, best graded first; offered ones do not', async () => {

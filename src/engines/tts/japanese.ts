@@ -11,6 +11,13 @@ export function katakanaToHiragana(text: string): string {
   return text.replace(/[\u30A1-\u30F6]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0x60));
 }
 
+/** A word as kuromoji segments it: as written, as spoken (katakana; null when unknown), and whether IPADIC knows it. */
+export interface JapaneseWord {
+  surface: string;
+  spoken: string | null;
+  known: boolean;
+}
+
 /**
  * Turns Japanese text into kana readings for espeak with kuromoji (IPADIC). The *pronunciation*
  * field is used, not the reading: it has particles as spoken (は -> ワ, へ -> エ) and long vowels as
@@ -57,6 +64,31 @@ export class JapaneseReader {
         out += surface; // already katakana (loanwords): keep as written
       } else {
         out += katakanaToHiragana(spoken);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The words of `text` with their spoken forms, for front ends that read kana themselves (Kokoro, kokoro-ja.ts).
+   * White space is no word (MeCab, which those front ends were written for, yields none). A compound IPADIC does not
+   * know is split into its kanji, each with its own reading where it has one, rather than left unread.
+   */
+  async words(text: string): Promise<JapaneseWord[]> {
+    const tokenizer = await this.load();
+    const out: JapaneseWord[] = [];
+    for (const token of tokenizer.tokenize(text)) {
+      const surface = token.surface_form;
+      if (!surface.trim()) continue;
+      const known = token.word_type === 'KNOWN';
+      if (known || !KANJI.test(surface)) {
+        out.push({ surface, spoken: spokenForm(token), known });
+        continue;
+      }
+      for (const ch of surface) {
+        const single = tokenizer.tokenize(ch)[0];
+        const spoken = single?.word_type === 'KNOWN' ? spokenForm(single) : null;
+        out.push({ surface: ch, spoken, known: spoken !== null });
       }
     }
     return out;

@@ -8,6 +8,9 @@
  * kokoro-js builds them: input_ids [1, T+2] with the pad id 0 at both ends, style = the voice table's row
  * min(T, 509) (the table holds one style vector per token count), speed [1]. Output: float32 audio at 24 kHz.
  *
+ * Japanese (dialect ja) has no espeak step: misaki's first-generation kana front end, src/engines/tts/kokoro-ja.ts,
+ * reads the text through kuromoji (the voice's engine takes Japanese as written: readsJapanese).
+ *
  * Departures: espeak-ng here gives IPA without tie marks, so the tables' tied pairs (a^ɪ, t^ʃ ...) are matched
  * wherever the two symbols are adjacent, and misaki's ə^l -> ᵊl is not applied (an untied ə l is an ordinary schwa
  * before l, as in "hello"); misaki's British e^ə -> ɛː, which its own order defeats, is applied first; a phrase longer
@@ -29,6 +32,8 @@ import { LoadOnce } from './load-once.js';
 import { openVerifiedSession } from '../onnx-provider.js';
 import { checkModel, describeCheck } from '../../models/installed.js';
 import type { Phonemize } from './piper.js';
+import { JapaneseReader, type JapaneseWord } from './japanese.js';
+import { japaneseToKokoro } from './kokoro-ja.js';
 
 /** Tokens per model call without the two pads: the graph's context is 512. */
 export const KOKORO_MAX_TOKENS = 510;
@@ -155,6 +160,8 @@ export interface KokoroEngineOptions {
   modelsDir: string;
   catalog?: readonly ModelEntry[];
   phonemize: Phonemize;
+  /** Japanese words for the ja voices (kuromoji); by default a JapaneseReader of the engine's own. */
+  readJapanese?: (text: string) => Promise<JapaneseWord[]>;
   intraOpThreads?: number;
   executionProviders?: readonly string[];
   /**
@@ -173,6 +180,7 @@ export class KokoroEngine implements TtsEngine {
   private readonly models: KokoroModelEntry[];
   private readonly voices: KokoroVoiceEntry[];
   private readonly phonemize: Phonemize;
+  private readonly readJapanese: (text: string) => Promise<JapaneseWord[]>;
   private readonly intraOpThreads: number;
   private readonly executionProviders: readonly string[];
   private readonly listPullable: boolean;
@@ -186,9 +194,20 @@ export class KokoroEngine implements TtsEngine {
     this.models = models;
     this.voices = voices.filter((v) => models.some((m) => m.name === v.kokoroVoice.model));
     this.phonemize = opts.phonemize;
+    if (opts.readJapanese) {
+      this.readJapanese = opts.readJapanese;
+    } else {
+      const reader = new JapaneseReader();
+      this.readJapanese = (text) => reader.words(text);
+    }
     this.intraOpThreads = Math.max(1, Math.floor(opts.intraOpThreads ?? 1));
     this.executionProviders = opts.executionProviders ?? ['cpu'];
     this.listPullable = opts.listPullable ?? false;
+  }
+
+  /** Kokoro's Japanese voices read kanji themselves (kokoro-ja.ts), so the pipeline must not turn the text into kana. */
+  readsJapanese(voice: EngineVoice): boolean {
+    return this.voices.some((v) => v.name === voice.engineVoice && v.kokoroVoice.dialect === 'ja');
   }
 
   private async installed(entry: ModelEntry): Promise<boolean> {
@@ -299,8 +318,10 @@ export class KokoroEngine implements TtsEngine {
     const table = await this.tables.get(entry.name, () => this.openTable(entry));
     ctx.signal.throwIfAborted();
 
-    const ipa = await this.phonemize(request.text.trim(), entry.kokoroVoice.espeakVoice);
-    const phonemes = known(toKokoroPhonemes(ipa, entry.kokoroVoice.dialect), model.vocab);
+    const { dialect, espeakVoice } = entry.kokoroVoice;
+    const text = request.text.trim();
+    const raw = dialect === 'ja' ? await japaneseToKokoro(text, this.readJapanese) : toKokoroPhonemes(await this.phonemize(text, espeakVoice), dialect);
+    const phonemes = known(raw, model.vocab);
     const chunks = splitKokoroPhonemes(phonemes);
     const pieces: Float32Array[] = [];
     for (let i = 0; i < chunks.length; i++) {

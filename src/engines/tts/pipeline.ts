@@ -44,8 +44,10 @@ export async function synthesizeText(
   const emotionId = input.emotionId === 0 ? chooseAutoEmotion(input.text, input.language) : input.emotionId;
   const prosody = prosodyFor(emotionName(emotionId) ?? 'auto', speed);
   let text = input.text;
-  if (input.language === 'ja') text = await (opts.japanese ?? new JapaneseReader()).toKana(text);
-  else if (JAPANESE_KANA.test(text)) text = await japaneseRunsToKana(text, input.language, opts.japanese ?? new JapaneseReader());
+  if (input.language === 'ja') {
+    // An engine with its own Japanese front end (Kokoro's) needs the words as written: kana alone loses the segmentation.
+    if (!engine.readsJapanese?.(input.voice)) text = await (opts.japanese ?? new JapaneseReader()).toKana(text);
+  } else if (JAPANESE_KANA.test(text)) text = await japaneseRunsToKana(text, input.language, opts.japanese ?? new JapaneseReader());
   const chunks = splitText(text, input.language);
   if (chunks.length === 0) throw new TaskFailure('nothing to say: the text has no letters or digits');
 

@@ -24,6 +24,8 @@ export function createTtsEngines(opts: {
     ...(opts.executionProviders ? { executionProviders: opts.executionProviders } : {}),
     listPullable: opts.autoPull ?? false,
     phonemize: (text: string, voice: string) => registry!.espeak.phonemizeIpa(text, voice),
+    // The registry's reader: one kuromoji dictionary for the pipeline and Kokoro's Japanese voices.
+    readJapanese: (text: string) => registry!.japanese.words(text),
   };
   registry = createTtsRegistry({ extraEngines: [new KokoroEngine(neural), new PiperEngine(neural)] });
   return registry;

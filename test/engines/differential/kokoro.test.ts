@@ -6,7 +6,8 @@
  *     British e^ə -> ɛː moved before the table, the engine's one deliberate departure);
  *   - tokens: kokoro-onnx Tokenizer.tokenize (each symbol through the vocab, unknown ones dropped);
  *   - chunks: kokoro-onnx Kokoro._split_phonemes (re.split on [.,!?;], batches within 510, hard truncation);
- *   - model inputs: kokoro-js generate_from_ids (pads 0 at both ends, style row min(T, 509), speed [1]).
+ *   - model inputs: kokoro-js generate_from_ids (pads 0 at both ends, style row min(T, 509), speed [1]);
+ *     these three live in reference-kokoro-onnx.ts, shared with the Japanese test (kokoro-ja.test.ts).
  * The reference then runs the same stand-in ONNX graph with onnxruntime itself, and Soundry's engine output must
  * equal it sample for sample. The stand-in echoes its inputs (test/fixtures/kokoro-fixture.ts), so a wrong id, pad,
  * style row, speed or chunk boundary changes samples.
@@ -19,7 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EspeakEngine } from '../../../src/engines/tts/espeak.js';
 import { KokoroEngine, splitKokoroPhonemes, styleRow, toKokoroPhonemes } from '../../../src/engines/tts/kokoro.js';
 import type { EngineVoice } from '../../../src/ports/engines.js';
-import { installKokoroStandIns, kokoroStandIns, TEST_KOKORO_VOCAB, voiceTable, type KokoroStandIns } from '../../fixtures/kokoro-fixture.js';
+import { installKokoroStandIns, kokoroStandIns, voiceTable, type KokoroStandIns } from '../../fixtures/kokoro-fixture.js';
+import { refFilter, refGenerate, refSplit, refTokenize } from './reference-kokoro-onnx.js';
 
 // ---- The reference, ported (Python/JS semantics kept; no Soundry code below this line until the tests) ----
 
@@ -50,45 +52,6 @@ function refEspeakG2P(ps: string): string {
   // sorted(E2M.items()): by key, Unicode code point order, as Python compares strings.
   const e2m = Object.entries(MISAKI_G2P_E2M).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return pyReplace(ps.trim(), e2m).replaceAll('^', '').replaceAll('-', '');
-}
-
-/** kokoro-onnx: phonemes filtered to the vocab, tokenize drops what it lacks. */
-const refFilter = (ps: string) => Array.from(ps).filter((p) => p in TEST_KOKORO_VOCAB).join('');
-const refTokenize = (ps: string) => Array.from(ps).map((p) => TEST_KOKORO_VOCAB[p]).filter((i): i is number => i !== undefined);
-
-/** kokoro-onnx Kokoro._split_phonemes, then its truncation of an over-long batch. */
-function refSplit(phonemes: string, max = 510): string[] {
-  const words = phonemes.split(/([.,!?;])/);
-  const batches: string[] = [];
-  let current = '';
-  for (let part of words) {
-    part = part.trim();
-    if (!part) continue;
-    if (current.length + part.length + 1 > max) {
-      batches.push(current.trim());
-      current = part;
-    } else if ('.,!?;'.includes(part)) {
-      current += part;
-    } else {
-      if (current) current += ' ';
-      current += part;
-    }
-  }
-  if (current) batches.push(current.trim());
-  return batches.map((b) => (b.length > max ? b.slice(0, max) : b));
-}
-
-/** kokoro-js generate_from_ids on the stand-in graph, run by onnxruntime here. */
-async function refGenerate(session: ort.InferenceSession, ids: number[], table: Float32Array, speed: number): Promise<Float32Array> {
-  const inputIds = [0, ...ids, 0];
-  const numTokens = Math.min(Math.max(inputIds.length - 2, 0), 509);
-  const style = table.slice(numTokens * 256, numTokens * 256 + 256);
-  const out = await session.run({
-    input_ids: new ort.Tensor('int64', BigInt64Array.from(inputIds.map(BigInt)), [1, inputIds.length]),
-    style: new ort.Tensor('float32', style, [1, 256]),
-    speed: new ort.Tensor('float32', Float32Array.of(speed), [1]),
-  });
-  return out.waveform!.data as Float32Array;
 }
 
 async function reference(session: ort.InferenceSession, ipa: string, dialect: string, table: Float32Array, speed: number): Promise<Float32Array> {
