@@ -64,6 +64,8 @@ async function backendCpu(admin: pg.Client, database: string): Promise<Map<numbe
 }
 
 async function measure(server: Server, opts: autocannon.Options): Promise<Measured> {
+  // A port another run already held answered waitHttp while this server exited (it logs to stdout, which is ignored).
+  if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the ${server.name} server has exited (port in use? try BENCH_PORT)`);
   const before = cpuSeconds(server.child.pid!);
   const dbBefore = pgAdmin && server.database ? await backendCpu(pgAdmin, server.database) : null;
   const r = await autocannon({ duration: SECONDS, connections: CONNECTIONS, ...opts });
@@ -125,19 +127,21 @@ const keys = onPg ?? { apiKey, clientKeys };
 /** Each Soundry server's database: its DATA_DIR's SQLite file, or a PostgreSQL database of its own. */
 const databaseEnv = (name: 'before' | 'after'): Record<string, string> =>
   onPg ? { DATABASE_URL: onPg.urlOf(onPg.names[name]), SIGNING_SECRET: `bench-secret-${onPg.names.before}` } : {};
-const servers: Server[] = [{ name: 'bare', child: startNode(['bench/bare-server.ts'], { PORT: '18091' }), base: 'http://127.0.0.1:18091' }];
+// BENCH_PORT: the first of three ports (bare, before, after), for two runs side by side on one machine.
+const PORT = Number(process.env.BENCH_PORT ?? 18091);
+const servers: Server[] = [{ name: 'bare', child: startNode(['bench/bare-server.ts'], { PORT: String(PORT) }), base: `http://127.0.0.1:${PORT}` }];
 if (process.env.BENCH_BEFORE_MAIN) {
   servers.push({
     name: 'before',
-    child: startNode([process.env.BENCH_BEFORE_MAIN], { ROLE: 'api', DATA_DIR: `${dataDir}-before`, PORT: '18092', LOG_LEVEL: 'warn', ...databaseEnv('before') }),
-    base: 'http://127.0.0.1:18092',
+    child: startNode([process.env.BENCH_BEFORE_MAIN], { ROLE: 'api', DATA_DIR: `${dataDir}-before`, PORT: String(PORT + 1), LOG_LEVEL: 'warn', ...databaseEnv('before') }),
+    base: `http://127.0.0.1:${PORT + 1}`,
     database: onPg?.names.before,
   });
 }
 servers.push({
   name: 'after',
-  child: startNode(['src/main.ts'], { ROLE: 'api', DATA_DIR: dataDir, PORT: '18093', LOG_LEVEL: 'warn', ...databaseEnv('after') }),
-  base: 'http://127.0.0.1:18093',
+  child: startNode(['src/main.ts'], { ROLE: 'api', DATA_DIR: dataDir, PORT: String(PORT + 2), LOG_LEVEL: 'warn', ...databaseEnv('after') }),
+  base: `http://127.0.0.1:${PORT + 2}`,
   database: onPg?.names.after,
 });
 const rows: string[] = [];
@@ -145,6 +149,7 @@ const dbUs = (m: Measured) => (m.dbCpuUs === null ? '-' : m.dbCpuUs.toFixed(0));
 try {
   await waitHttp(`${servers[0]!.base}/`);
   for (const s of servers.slice(1)) await waitHttp(`${s.base}/healthz`);
+  // A port another run already holds answers waitHttp while our server has exited (its stdout, where it logs, is ignored).
   const headers = { 'content-type': 'application/json', 'api-key': keys.apiKey };
   const bodies = new Map<string, { createBody: string; queryBody: string }>();
   for (const s of servers.slice(1)) bodies.set(s.name, await httpRequests(s.base, keys.apiKey));
