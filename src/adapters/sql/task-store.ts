@@ -76,9 +76,11 @@ const taskColumns: { [K in keyof TaskRow]: K } = {
   expires_at: 'expires_at',
 };
 
+const TASK_COLUMNS: ReadonlyArray<keyof TaskRow> = Object.values(taskColumns);
+
 /** One task row by id: get()'s statement, through Kysely or compiled once for a hot path. */
 export function taskByIdQuery(db: Kysely<Database>, id: string) {
-  return db.selectFrom('tasks').select(Object.values(taskColumns)).where('id', '=', id);
+  return db.selectFrom('tasks').select(TASK_COLUMNS).where('id', '=', id);
 }
 
 export function newRow(task: NewTask): TaskRow {
