@@ -6,7 +6,9 @@ import autocannon from 'autocannon';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
 import { openSqlite } from '../src/adapters/sqlite/database.js';
+import type { Database } from '../src/adapters/sql/schema.js';
 import { SqlAccountStore } from '../src/adapters/sql/account-store.js';
 import { issueApiKey } from '../src/services/auth.js';
 import { machine, startNode, waitHttp, writeResult } from './lib.js';
@@ -25,14 +27,22 @@ async function load(name: string, opts: autocannon.Options): Promise<Row> {
 export async function prepareHttpData(): Promise<{ dataDir: string; apiKey: string; clientKeys: string[] }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'soundry-bench-'));
   const db = await openSqlite(join(dataDir, 'soundry.db'));
+  try {
+    return { dataDir, ...(await issueBenchKeys(db)) };
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** One key for queries and 200 client keys for creates, in a migrated database of either kind. */
+export async function issueBenchKeys(db: Kysely<Database>): Promise<{ apiKey: string; clientKeys: string[] }> {
   const accounts = new SqlAccountStore(db);
   const issued = await issueApiKey(accounts, { credits: 1e9, rateLimit: 1e9, concurrency: 1e9 });
   // Creates rotate over many clients' keys: one key with thousands of unfinished tasks is not a
   // real workload (its concurrency limit would refuse them long before).
   const clientKeys: string[] = [];
   for (let i = 0; i < 200; i++) clientKeys.push((await issueApiKey(accounts, { credits: 1e9, rateLimit: 1e9, concurrency: 1e9 })).apiKey);
-  await db.destroy();
-  return { dataDir, apiKey: issued.apiKey, clientKeys };
+  return { apiKey: issued.apiKey, clientKeys };
 }
 
 /** The bodies of the two measured requests; creates one task so that queries find one. */

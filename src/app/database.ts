@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/config.js';
-import { openPostgres, type PostgresOptions } from '../adapters/postgres/database.js';
+import type pg from 'pg';
+import { openPostgres, openPostgresHandles, type PostgresOptions } from '../adapters/postgres/database.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openSqlite, openSqliteHandles } from '../adapters/sqlite/database.js';
 import { CheckpointThread } from '../adapters/sqlite/checkpoint-thread.js';
@@ -18,20 +19,24 @@ export async function openDatabase(
 }
 
 /**
- * The server's database, as openDatabase chooses it, plus on SQLite the connection under Kysely (the
- * SQLite adapter's synchronous hot statements run on it: SqliteTaskCreates) and its checkpoints moved
- * to a thread of their own (CheckpointThread; close it before the database).
+ * The server's database, as openDatabase chooses it, plus what its hot statements run on beside Kysely:
+ * on SQLite the connection under Kysely (SqliteTaskCreates) and its checkpoints moved to a thread of their
+ * own (CheckpointThread; close it before the database); on PostgreSQL the pool under Kysely
+ * (PostgresPollReads), which db.destroy() ends.
  */
 export async function openServerDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'DB_PATH'>,
   postgres: PostgresOptions = {},
   onCheckpointError: (message: string) => void = () => undefined,
-): Promise<{ db: Kysely<Database>; sqlite: BetterSqlite3.Database | null; checkpoints: CheckpointThread | null }> {
-  if (config.DATABASE_URL) return { db: await openPostgres(config.DATABASE_URL, postgres), sqlite: null, checkpoints: null };
+): Promise<{ db: Kysely<Database>; sqlite: BetterSqlite3.Database | null; pgPool: pg.Pool | null; checkpoints: CheckpointThread | null }> {
+  if (config.DATABASE_URL) {
+    const { db, pool } = await openPostgresHandles(config.DATABASE_URL, postgres);
+    return { db, sqlite: null, pgPool: pool, checkpoints: null };
+  }
   const { db, raw } = await openSqliteHandles(config.DB_PATH);
   raw.pragma('wal_autocheckpoint = 0');
   const checkpoints = new CheckpointThread(config.DB_PATH, CHECKPOINT_INTERVAL_MS, () => raw.pragma('wal_checkpoint(PASSIVE)'), onCheckpointError);
-  return { db, sqlite: raw, checkpoints };
+  return { db, sqlite: raw, pgPool: null, checkpoints };
 }
 
 /** Often enough that the WAL stays a few MB under a create-heavy load (about 1,000 creates/s append ~4 MB/s). */

@@ -1,11 +1,13 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from '../adapters/sql/task-store.js';
-import { SqlJobQueue } from '../adapters/sql/queue.js';
+import { SqlJobQueue, type SqlJobQueueOptions } from '../adapters/sql/queue.js';
 import { BullMqJobQueue } from '../adapters/bullmq/queue.js';
 import { SqliteReadConnection } from '../adapters/sqlite/read-connection.js';
+import { PostgresPollReads } from '../adapters/postgres/poll-reads.js';
 import { SqliteTaskCreates } from '../adapters/sqlite/task-creates.js';
 import type { Database } from '../adapters/sql/schema.js';
 import type { JobQueue } from '../ports/queue.js';
@@ -13,27 +15,50 @@ import type { JobQueue } from '../ports/queue.js';
 /**
  * Part of the composition root: the task store and the queue. The queue is BullMQ on Redis when
  * REDIS_URL is set (the job is added after the task row), else the SQL queue in the task database (the
- * job row is written in the task's own transaction). On SQLite (`sqlite`: the connection under Kysely)
- * the hot statements skip Kysely: polls read through a second, read-only connection, and creates are
- * written a batch at a time as prepared statements (bench/results/http.md).
+ * job row is written in the task's own transaction). The hot statements skip Kysely: on SQLite (`sqlite`:
+ * the connection under Kysely) polls read through a second, read-only connection, and creates are written
+ * a batch at a time as prepared statements (bench/results/http.md); on PostgreSQL (`pgPool`: the pool
+ * under Kysely) polls run as named prepared statements on the pool (bench/results/scaleout.md). With
+ * BullMQ a poll's queue position is read from Redis, so only the task row's read is wired there.
  */
 export function taskStoreAndQueue(
   config: Config,
   db: Kysely<Database>,
-  sqlite: BetterSqlite3.Database | null,
+  raw: { sqlite: BetterSqlite3.Database | null; pgPool: pg.Pool | null },
   logger: Logger,
   onCharged: SqlTaskStoreOptions['onCharged'],
 ): { tasks: SqlTaskStore; queue: JobQueue; storeEnqueues: boolean; close(): void } {
-  const reads = sqlite ? new SqliteReadConnection(config.DB_PATH) : null;
-  const readRow = reads ? (id: string) => reads.task(id) : undefined;
-  const close = () => reads?.close();
+  const { sqlite } = raw;
+  const reads = pollReads(config, db, raw);
   if (config.REDIS_URL) {
     const createBatch = sqlite ? new SqliteTaskCreates(db, sqlite, null).writeBatch : undefined;
-    const tasks = new SqlTaskStore(db, { onCharged, readRow, createBatch });
-    return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false, close };
+    const tasks = new SqlTaskStore(db, { onCharged, readRow: reads?.task, createBatch });
+    return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false, close: reads?.close ?? noop };
   }
-  const readPosition = reads ? (taskId: string) => reads.jobPosition(taskId) : undefined;
-  const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger, readPosition });
+  const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger, readPosition: reads?.jobPosition });
   const createBatch = sqlite ? new SqliteTaskCreates(db, sqlite, Date.now).writeBatch : undefined;
-  return { tasks: new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged, readRow, createBatch }), queue, storeEnqueues: true, close };
+  const tasks = new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged, readRow: reads?.task, createBatch });
+  return { tasks, queue, storeEnqueues: true, close: reads?.close ?? noop };
+}
+
+const noop = () => undefined;
+
+/** The poll's two reads off Kysely, on whichever database this is; `close` ends what they opened. */
+interface PollReads {
+  task: NonNullable<SqlTaskStoreOptions['readRow']>;
+  jobPosition: NonNullable<SqlJobQueueOptions['readPosition']>;
+  close(): void;
+}
+
+function pollReads(config: Config, db: Kysely<Database>, { sqlite, pgPool }: { sqlite: BetterSqlite3.Database | null; pgPool: pg.Pool | null }): PollReads | null {
+  if (sqlite) {
+    const reads = new SqliteReadConnection(config.DB_PATH);
+    return { task: (id) => reads.task(id), jobPosition: (taskId) => reads.jobPosition(taskId), close: () => reads.close() };
+  }
+  if (pgPool) {
+    const reads = new PostgresPollReads(db, pgPool);
+    // The pool is Kysely's: db.destroy() ends it.
+    return { task: reads.task, jobPosition: reads.jobPosition, close: noop };
+  }
+  return null;
 }

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
-import { openPostgres } from '../../src/adapters/postgres/database.js';
+import { openPostgres, openPostgresHandles } from '../../src/adapters/postgres/database.js';
+import { PostgresPollReads } from '../../src/adapters/postgres/poll-reads.js';
 import { SqlJobQueue } from '../../src/adapters/sql/queue.js';
 import { SqliteReadConnection } from '../../src/adapters/sqlite/read-connection.js';
 import { SqlTaskStore } from '../../src/adapters/sql/task-store.js';
@@ -46,8 +47,10 @@ export async function openFromEnv(env: BackendEnv): Promise<OpenedQueue> {
       };
     }
     case 'pg': {
-      const db = await openPostgres(env.QUEUE_PG_URL!, { poolSize: 4 });
-      const queue = new SqlJobQueue(db, { pollIntervalMs, logger });
+      const { db, pool } = await openPostgresHandles(env.QUEUE_PG_URL!, { poolSize: 4 });
+      // QUEUE_PG_READS: positions read as a named prepared statement on the pool, as the server composes it.
+      const readPosition = env.QUEUE_PG_READS ? new PostgresPollReads(db, pool).jobPosition : undefined;
+      const queue = new SqlJobQueue(db, { pollIntervalMs, logger, readPosition });
       return { queue, close: () => db.destroy() };
     }
     case 'bullmq': {
@@ -111,4 +114,10 @@ export async function freshPg(): Promise<{ env: BackendEnv; cleanup(): Promise<v
   const database = await createTestDatabase();
   await (await openPostgres(database.url)).destroy(); // migrate once, before competing openers
   return { env: { QUEUE_BACKEND: 'pg', QUEUE_PG_URL: database.url }, cleanup: database.drop };
+}
+
+/** A database of its own on the local PostgreSQL whose queue positions are read off Kysely (PostgresPollReads). */
+export async function freshPgReads(): Promise<{ env: BackendEnv; cleanup(): Promise<void> }> {
+  const fresh = await freshPg();
+  return { ...fresh, env: { ...fresh.env, QUEUE_PG_READS: '1' } };
 }

@@ -9,10 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 import type { SqlDialect } from '../../src/adapters/sql/dialect.js';
 import type { Database } from '../../src/adapters/sql/schema.js';
 import { SqlAccountStore } from '../../src/adapters/sql/account-store.js';
-import { SqlTaskStore } from '../../src/adapters/sql/task-store.js';
-import { SqliteReadConnection } from '../../src/adapters/sqlite/read-connection.js';
-import { SqliteTaskCreates } from '../../src/adapters/sqlite/task-creates.js';
-import { openSqliteHandles } from '../../src/adapters/sqlite/database.js';
+import { SqlTaskStore, type SqlTaskStoreOptions } from '../../src/adapters/sql/task-store.js';
 import type { NewTask } from '../../src/ports/task-store.js';
 import { hashApiKey } from '../../src/services/auth.js';
 import { taskStoreContract } from './contract/task-store.js';
@@ -28,10 +25,18 @@ export interface StoreBackend {
   /** Removes every database this backend made. */
   cleanup(): Promise<void>;
   /**
-   * SQLite as the server composes it: get() reads through a second, read-only connection, and creates
-   * are written by SqliteTaskCreates (prepared statements on the connection under Kysely).
+   * Opens it as the server composes the task store, with its hot paths off Kysely (SQLite: get() through
+   * a second, read-only connection and creates by SqliteTaskCreates; PostgreSQL: get() as a named prepared
+   * statement on the pool). Unset: the store runs everything through Kysely.
    */
-  hotPaths?: boolean;
+  openHotPaths?(location: string): Promise<HotPaths>;
+}
+
+/** A database opened with the task store's hot paths off Kysely; `close` ends what they opened beside db. */
+export interface HotPaths {
+  db: Kysely<Database>;
+  options: Pick<SqlTaskStoreOptions, 'readRow' | 'createBatch'>;
+  close(): void;
 }
 
 /** What each test gets: one migrated database per backend file, emptied before every test. */
@@ -48,9 +53,9 @@ export interface StoreFixture {
 }
 
 export function defineStoreContract(backend: StoreBackend): void {
-  describe(`SQL stores on ${backend.dialect}${backend.hotPaths ? ', hot paths off Kysely' : ''}`, () => {
+  describe(`SQL stores on ${backend.dialect}${backend.openHotPaths ? ', hot paths off Kysely' : ''}`, () => {
     let fx: StoreFixture | undefined;
-    let reads: SqliteReadConnection | undefined;
+    let hot: HotPaths | undefined;
     const use = (): StoreFixture => {
       if (!fx) throw new Error('the store fixture is not set up (beforeAll failed?)');
       return fx;
@@ -58,17 +63,14 @@ export function defineStoreContract(backend: StoreBackend): void {
 
     beforeAll(async () => {
       const location = await backend.createDatabase();
-      const handles = backend.hotPaths ? await openSqliteHandles(location) : null;
-      const db = handles ? handles.db : await backend.open(location);
+      hot = backend.openHotPaths ? await backend.openHotPaths(location) : undefined;
+      const db = hot ? hot.db : await backend.open(location);
       const accounts = new SqlAccountStore(db);
-      if (handles) reads = new SqliteReadConnection(location);
-      const readRow = reads ? (id: string) => reads!.task(id) : undefined;
-      const createBatch = handles ? new SqliteTaskCreates(db, handles.raw, null).writeBatch : undefined;
       fx = {
         backend,
         location,
         db,
-        tasks: new SqlTaskStore(db, { readRow, createBatch }),
+        tasks: new SqlTaskStore(db, hot?.options),
         accounts,
         async seed(opts = {}) {
           const accountId = `acct_${randomUUID()}`;
@@ -91,7 +93,7 @@ export function defineStoreContract(backend: StoreBackend): void {
     });
 
     afterAll(async () => {
-      reads?.close();
+      hot?.close();
       await fx?.db.destroy();
       await backend.cleanup();
     });

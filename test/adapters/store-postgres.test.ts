@@ -1,4 +1,5 @@
-import { openPostgres } from '../../src/adapters/postgres/database.js';
+import { openPostgres, openPostgresHandles } from '../../src/adapters/postgres/database.js';
+import { PostgresPollReads } from '../../src/adapters/postgres/poll-reads.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { defineStoreContract } from './store-contract.js';
 
@@ -21,3 +22,11 @@ function postgresBackend() {
 }
 
 defineStoreContract(postgresBackend());
+// As the server composes it: get() as a named prepared statement on the pool under Kysely; same contract.
+defineStoreContract({
+  ...postgresBackend(),
+  async openHotPaths(url: string) {
+    const { db, pool } = await openPostgresHandles(url);
+    return { db, options: { readRow: new PostgresPollReads(db, pool).task }, close: () => undefined };
+  },
+});

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqlite } from '../../src/adapters/sqlite/database.js';
+import { openSqlite, openSqliteHandles } from '../../src/adapters/sqlite/database.js';
+import { SqliteReadConnection } from '../../src/adapters/sqlite/read-connection.js';
+import { SqliteTaskCreates } from '../../src/adapters/sqlite/task-creates.js';
 import { defineStoreContract } from './store-contract.js';
 
 /** The store contract on SQLite files (WAL), as the embedded profile runs. */
@@ -18,4 +20,11 @@ function sqliteBackend() {
 
 defineStoreContract(sqliteBackend());
 // As the server composes it: gets through the read-only connection, creates as prepared statements; same contract.
-defineStoreContract({ ...sqliteBackend(), hotPaths: true });
+defineStoreContract({
+  ...sqliteBackend(),
+  async openHotPaths(location: string) {
+    const { db, raw } = await openSqliteHandles(location);
+    const reads = new SqliteReadConnection(location);
+    return { db, options: { readRow: (id) => reads.task(id), createBatch: new SqliteTaskCreates(db, raw, null).writeBatch }, close: () => reads.close() };
+  },
+});

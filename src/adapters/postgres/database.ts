@@ -36,6 +36,14 @@ const int8AsNumber: pg.CustomTypesConfig = {
 
 /** Opens a pool on `url` and brings the schema up to date (safe with several nodes starting at once). */
 export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Kysely<Database>> {
+  return (await openPostgresHandles(url, opts)).db;
+}
+
+/**
+ * openPostgres, plus the pool under Kysely, for statements that run on it directly (PostgresPollReads).
+ * The pool belongs to Kysely: db.destroy() ends it.
+ */
+export async function openPostgresHandles(url: string, opts: PostgresOptions = {}): Promise<{ db: Kysely<Database>; pool: pg.Pool }> {
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
@@ -50,5 +58,5 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     await db.destroy();
     throw err;
   }
-  return db;
+  return { db, pool };
 }

@@ -138,24 +138,8 @@ export class JobRows {
   }
 
   async position(taskId: string): Promise<number | null> {
-    // One statement, not a read of the job then a count: it runs on every poll of a waiting task.
-    const job = await this.db
-      .selectFrom('jobs as j')
-      .where('j.task_id', '=', taskId)
-      .select((eb) => [
-        'j.state',
-        eb
-          .selectFrom('jobs as a')
-          .select(eb.fn.countAll<number>().as('n'))
-          .whereRef('a.kind', '=', 'j.kind')
-          .where('a.state', '=', 'queued')
-          .whereRef('a.seq', '<', 'j.seq')
-          .as('ahead'),
-      ])
-      .executeTakeFirst();
-    return positionOf(job);
+    return positionOf(await positionQuery(this.db, taskId).executeTakeFirst());
   }
-
 
   async depth(): Promise<Partial<Record<TaskKind, number>>> {
     const rows = await this.db
@@ -166,6 +150,32 @@ export class JobRows {
       .execute();
     return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
   }
+}
+
+/** What positionQuery reads: the job's state and the queued jobs of its kind ahead of it. */
+export interface JobPosition {
+  state: string;
+  ahead: number | null;
+}
+
+/**
+ * A job's state and the queued jobs of its kind ahead of it: one statement, not a read of the job then a
+ * count, as it runs on every poll of a waiting task (JobRows.position, or compiled once for a hot path).
+ */
+export function positionQuery(db: Kysely<Database>, taskId: string) {
+  return db
+    .selectFrom('jobs as j')
+    .where('j.task_id', '=', taskId)
+    .select((eb) => [
+      'j.state',
+      eb
+        .selectFrom('jobs as a')
+        .select(eb.fn.countAll<number>().as('n'))
+        .whereRef('a.kind', '=', 'j.kind')
+        .where('a.state', '=', 'queued')
+        .whereRef('a.seq', '<', 'j.seq')
+        .as('ahead'),
+    ]);
 }
 
 /** 0 for a job being worked on, else 1 + the queued jobs of its kind ahead of it; null without a job. */

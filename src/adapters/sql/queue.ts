@@ -3,8 +3,19 @@ import type { Logger } from 'pino';
 import type { Database } from './schema.js';
 import type { JobConsumer, JobHandler, JobPayload, JobQueue, QueuePolicy } from '../../ports/queue.js';
 import type { TaskKind } from '../../domain/task.js';
-import { JobRows, insertJob, positionOf } from './queue-rows.js';
+import { JobRows, insertJob, positionOf, type JobPosition } from './queue-rows.js';
 import { SqlJobConsumer } from './queue-consumer.js';
+
+export interface SqlJobQueueOptions {
+  pollIntervalMs: number;
+  logger: Logger;
+  now?: () => number;
+  /**
+   * A read of a job's state and the queued jobs ahead of it off Kysely, for position(): synchronous on
+   * SQLite (SqliteReadConnection), a promise on PostgreSQL (PostgresPollReads).
+   */
+  readPosition?: (taskId: string) => JobPosition | undefined | Promise<JobPosition | undefined>;
+}
 
 /**
  * Durable queue in the task database (the embedded profile, or Postgres without Redis). Jobs
@@ -17,13 +28,7 @@ export class SqlJobQueue implements JobQueue {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly opts: {
-      pollIntervalMs: number;
-      logger: Logger;
-      now?: () => number;
-      /** A synchronous read of a job's state and the queued jobs ahead of it (SQLite: SqliteReadConnection), for position(). */
-      readPosition?: (taskId: string) => { state: string; ahead: number } | undefined;
-    },
+    private readonly opts: SqlJobQueueOptions,
   ) {
     this.rows = new JobRows(db, opts.now ?? Date.now);
   }
@@ -61,7 +66,10 @@ export class SqlJobQueue implements JobQueue {
   }
 
   position(job: JobPayload): Promise<number | null> {
-    if (this.opts.readPosition) return Promise.resolve(positionOf(this.opts.readPosition(job.taskId)));
+    if (this.opts.readPosition) {
+      const read = this.opts.readPosition(job.taskId);
+      return read instanceof Promise ? read.then(positionOf) : Promise.resolve(positionOf(read));
+    }
     return this.rows.position(job.taskId);
   }
 

@@ -44,15 +44,48 @@ export interface SqlTaskStoreOptions {
   /** Told after completeSuccess committed a charge, so that a cache of balances in this process can drop it. */
   onCharged?: (accountId: string) => void;
   /**
-   * A synchronous read of a committed task row (SQLite: SqliteReadConnection), used by get(), which
-   * every poll calls; unset: get() reads through Kysely.
+   * A read of a committed task row off Kysely, used by get(), which every poll calls: synchronous on
+   * SQLite (SqliteReadConnection), so get() adds no await of its own there; a promise on PostgreSQL
+   * (PostgresPollReads). Unset: get() reads through Kysely.
    */
-  readRow?: (id: string) => TaskRow | undefined;
+  readRow?: (id: string) => TaskRow | undefined | Promise<TaskRow | undefined>;
   /**
    * SQLite: writes a batch of creates (count, then insert, each in order) in one transaction and
    * returns their outcomes in order (SqliteTaskCreates); unset: the same steps through Kysely.
    */
   createBatch?: (items: Array<{ task: NewTask; limit: number }>) => Promise<CreateWithinLimitResult[]>;
+}
+
+/**
+ * Every column of a task row, each named (the mapped type makes leaving one out a compile error). Named
+ * rather than `select *` because PostgresPollReads keeps this statement prepared on every pooled
+ * connection, and PostgreSQL refuses to run a cached plan whose result type changed: a column added by a
+ * later migration would break each of those connections, while a named list keeps its row shape.
+ */
+const taskColumns: { [K in keyof TaskRow]: K } = {
+  id: 'id',
+  kind: 'kind',
+  account_id: 'account_id',
+  api_key_id: 'api_key_id',
+  state: 'state',
+  params: 'params',
+  result: 'result',
+  error: 'error',
+  engine: 'engine',
+  progress: 'progress',
+  charged: 'charged',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+  started_at: 'started_at',
+  finished_at: 'finished_at',
+  expires_at: 'expires_at',
+};
+
+const TASK_COLUMNS: ReadonlyArray<keyof TaskRow> = Object.values(taskColumns);
+
+/** One task row by id: get()'s statement, through Kysely or compiled once for a hot path. */
+export function taskByIdQuery(db: Kysely<Database>, id: string) {
+  return db.selectFrom('tasks').select(TASK_COLUMNS).where('id', '=', id);
 }
 
 export function newRow(task: NewTask): TaskRow {
@@ -156,10 +189,12 @@ export class SqlTaskStore implements TaskStore {
 
   async get(id: string): Promise<TaskRecord | null> {
     if (this.opts.readRow) {
-      const row = this.opts.readRow(id);
+      const read = this.opts.readRow(id);
+      // Awaited only when it is a promise: the synchronous SQLite read stays free of an extra tick.
+      const row = read instanceof Promise ? await read : read;
       return row ? toRecord(row) : null;
     }
-    const row = await this.db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await taskByIdQuery(this.db, id).executeTakeFirst();
     return row ? toRecord(row) : null;
   }
 

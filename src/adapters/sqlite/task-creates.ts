@@ -3,46 +3,21 @@ import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Database } from '../sql/schema.js';
 import { newRow, toRecord, unfinishedCountQuery, webhookRow } from '../sql/task-store.js';
 import { jobRow } from '../sql/queue-rows.js';
+import { compileOnce, slot, slots, type CompiledOnce } from '../sql/compiled-once.js';
 import type { CreateWithinLimitResult, NewTask } from '../../ports/task-store.js';
 
 /** How many distinct per-key limits get a statement of their own (see SqliteTaskCreates.counts). */
 const COUNTS_KEPT = 32;
 
-/** Marks a parameter filled at run time when a statement is compiled once (see Prepared). */
-const SLOT = '\u0000slot:';
-
-/**
- * A placeholder for `name` in a query compiled once. Kysely never inspects bound values, so a marker
- * string may stand where the column's type says number; Prepared swaps in the real value per run.
- */
-function slot<T>(name: string): T {
-  return `${SLOT}${name}` as T;
-}
-
-/** Every column of a row as a slot of the same name. */
-function slots<R extends object>(sample: R): R {
-  return Object.fromEntries(Object.keys(sample).map((k) => [k, slot(k)])) as R;
-}
-
-/**
- * SQL written by Kysely from the typed schema, once, and run by better-sqlite3 as a prepared statement
- * with the slots bound from a plain object: the same statement the Kysely path runs, without building,
- * compiling and awaiting it each time.
- */
+/** A statement compiled once (compileOnce), run by better-sqlite3 as a prepared statement with its slots bound from a plain object. */
 class Prepared {
   private readonly stmt: BetterSqlite3.Statement;
-  private readonly fixed: readonly unknown[];
-  private readonly names: ReadonlyArray<string | null>;
+  private readonly bind: CompiledOnce['bind'];
 
   constructor(raw: BetterSqlite3.Database, query: Compilable) {
-    const compiled = query.compile();
+    const compiled = compileOnce(query);
     this.stmt = raw.prepare(compiled.sql);
-    this.fixed = compiled.parameters;
-    this.names = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith(SLOT) ? p.slice(SLOT.length) : null));
-  }
-
-  private bind(values: Record<string, unknown>): unknown[] {
-    return this.names.map((name, i) => (name === null ? this.fixed[i] : values[name]));
+    this.bind = compiled.bind;
   }
 
   get<T>(values: Record<string, unknown>): T | undefined {
