@@ -17,7 +17,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
  */
 const API = '/audio/api/v1/api-keys';
 const LFS_POINTER = `version https://git-lfs.github.com/spec/v1\noid sha256:${'0'.repeat(64)}\nsize 522240\n`;
-const standIns = kokoroStandIns(['af_heart', 'bf_emma']);
+const standIns = kokoroStandIns(['af_heart', 'bf_emma', 'ef_dora', 'jf_alpha']);
 
 let app: TestApp;
 let modelsDir: string;
@@ -64,12 +64,28 @@ describe('a Kokoro voice on first use (MODELS_AUTO_PULL, local mirror)', () => {
     expect(done.data.engine_note).toBeUndefined();
     expect(done.data.duration).toBeGreaterThan(0.2);
     expect(hits).toEqual(expect.arrayContaining(['/kokoro-82m-v1.0/onnx/model.onnx', '/kokoro-82m-v1.0/tokenizer.json', '/kokoro-af_heart/voices/af_heart.bin']));
-    for (const e of standIns.entries.filter((x) => x.name !== 'kokoro-bf_emma')) expect((await checkModel(modelsDir, e)).state).toBe('installed');
+    for (const e of standIns.entries.filter((x) => ['kokoro-82m-v1.0', 'kokoro-af_heart'].includes(x.name))) expect((await checkModel(modelsDir, e)).state).toBe('installed');
     // Speed is Kokoro's own input: twice as fast, markedly shorter.
     const fast = await app.post(`${API}/tts/task/create`, { voice_id: 6001, emotion: 0, speed: 2, language: 'en', text: 'Hello world. How are you today?' }, key);
     const fastDone = await app.waitTask(`${API}/tts/task/get`, 'global_id', fast.json.data.job_id, key);
     expect(fastDone.data.engine).toBe('kokoro');
     expect(fastDone.data.duration).toBeLessThan(done.data.duration * 0.75);
+  }, 120_000);
+
+  it('speaks Spanish (eSpeak phonemes) and Japanese (the kana front end) through Kokoro voices pulled on first use', async () => {
+    const { key } = await app.newKey();
+    for (const [voice_id, language, text] of [[6028, 'es', 'Hola. ¿Cómo estás hoy?'], [6036, 'ja', '今日は良い天気ですね。散歩に行きましょう。']] as const) {
+      const listed = (await app.get(`${API}/tts/voices?language=${language}&page_size=500`, key)).json.data.records;
+      expect(listed.find((v: any) => v.id === voice_id), language).toEqual(expect.objectContaining({ language }));
+      const created = await app.post(`${API}/tts/task/create`, { voice_id, emotion: 0, speed: 1, language, text }, key);
+      expect(created.json.code, JSON.stringify(created.json)).toBe(100000);
+      const done = await app.waitTask(`${API}/tts/task/get`, 'global_id', created.json.data.job_id, key);
+      expect(done.data.status, JSON.stringify(done)).toBe('success');
+      expect(done.data.engine, language).toBe('kokoro');
+      expect(done.data.engine_note).toBeUndefined();
+      expect(done.data.duration).toBeGreaterThan(0.2);
+    }
+    expect(hits).toEqual(expect.arrayContaining(['/kokoro-ef_dora/voices/ef_dora.bin', '/kokoro-jf_alpha/voices/jf_alpha.bin']));
   }, 120_000);
 
   it('never uses a file that fails verification: the built-in engine speaks and the result says why', async () => {
