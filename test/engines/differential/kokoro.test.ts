@@ -21,7 +21,7 @@ import { EspeakEngine } from '../../../src/engines/tts/espeak.js';
 import { KokoroEngine, splitKokoroPhonemes, styleRow, toKokoroPhonemes } from '../../../src/engines/tts/kokoro.js';
 import type { EngineVoice } from '../../../src/ports/engines.js';
 import { installKokoroStandIns, kokoroStandIns, voiceTable, type KokoroStandIns } from '../../fixtures/kokoro-fixture.js';
-import { refFilter, refGenerate, refSplit, refTokenize } from './reference-kokoro-onnx.js';
+import { refFilter, refSpeak, refSplit, refTokenize } from './reference-kokoro-onnx.js';
 
 // ---- The reference, ported (Python/JS semantics kept; no Soundry code below this line until the tests) ----
 
@@ -56,16 +56,7 @@ function refEspeakG2P(ps: string): string {
 
 async function reference(session: ort.InferenceSession, ipa: string, dialect: string, table: Float32Array, speed: number): Promise<Float32Array> {
   const flat = ipa.replace(/\s*\n\s*/g, ' ');
-  const ps = refFilter(dialect === 'en-us' || dialect === 'en-gb' ? refEspeakFallback(flat, dialect === 'en-gb') : refEspeakG2P(flat));
-  const parts: Float32Array[] = [];
-  for (const batch of refSplit(ps)) parts.push(await refGenerate(session, refTokenize(batch), table, speed));
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return refSpeak(session, dialect === 'en-us' || dialect === 'en-gb' ? refEspeakFallback(flat, dialect === 'en-gb') : refEspeakG2P(flat), table, speed);
 }
 
 // ---- The comparison ----
