@@ -1,27 +1,10 @@
 import type pg from 'pg';
-import type { Compilable, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../sql/schema.js';
-import { compileOnce, slot, type CompiledOnce } from '../sql/compiled-once.js';
+import { slot } from '../sql/compiled-once.js';
+import { Named } from './named.js';
 import { taskByIdQuery, type TaskRow } from '../sql/task-store.js';
 import { positionQuery, type JobPosition } from '../sql/queue-rows.js';
-
-/** A statement compiled once and run on the pool under its name, so each connection parses and plans it once. */
-class Named {
-  private readonly sql: string;
-  private readonly bind: CompiledOnce['bind'];
-
-  constructor(
-    private readonly name: string,
-    query: Compilable,
-  ) {
-    ({ sql: this.sql, bind: this.bind } = compileOnce(query));
-  }
-
-  async first<R extends pg.QueryResultRow>(pool: pg.Pool, values: Record<string, unknown>): Promise<R | undefined> {
-    const res = await pool.query<R>({ name: this.name, text: this.sql, values: this.bind(values) });
-    return res.rows[0];
-  }
-}
 
 /**
  * The statements on every poll (a task by id; a waiting task's place in the SQL queue) on PostgreSQL, run
@@ -41,7 +24,6 @@ export class PostgresPollReads {
     db: Kysely<Database>,
     private readonly pool: pg.Pool,
   ) {
-    // The names are per connection, and the pool holds only Soundry's statements: a fixed prefix suffices.
     this.taskById = new Named('soundry_task_by_id', taskByIdQuery(db, slot('id')));
     this.position = new Named('soundry_job_position', positionQuery(db, slot('taskId')));
   }

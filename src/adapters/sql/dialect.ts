@@ -49,6 +49,21 @@ export async function writeTransaction<DB, T>(db: Kysely<DB>, work: (trx: Kysely
 /** Arbitrary but fixed: the first half of Soundry's advisory lock ids, so that another app on the same server is unlikely to share them. */
 const ADVISORY_NAMESPACE = 0x536f756e; // "Soun"
 
+/** The second half of the advisory lock id of `scope`: a 32-bit hash, so any string names a scope. */
+export function scopeKey(scope: string): number {
+  return createHash('sha256').update(scope).digest().readInt32BE(0);
+}
+
+/**
+ * PostgreSQL's transaction-scoped advisory lock on a scope key (scopeKey): lockScope's statement, through
+ * Kysely or compiled once for a hot path (PostgresTaskCreates). The (int, int) form lives in a different key
+ * space from Kysely's single-bigint migration lock; a 32-bit hash collision between two scopes only makes
+ * them wait for each other.
+ */
+export function scopeLockQuery<DB>(db: Kysely<DB>, key: number) {
+  return db.selectNoFrom(sql<unknown>`pg_advisory_xact_lock(${ADVISORY_NAMESPACE}::int, ${key}::int)`.as('locked'));
+}
+
 /**
  * Serializes transactions that share `scope` (e.g. one API key) until they end; call it first
  * inside writeTransaction. Postgres: a transaction-scoped advisory lock (released by commit or
@@ -57,8 +72,5 @@ const ADVISORY_NAMESPACE = 0x536f756e; // "Soun"
  */
 export async function lockScope<DB>(trx: Kysely<DB>, scope: string): Promise<void> {
   if (dialectOf(trx) !== 'postgres') return;
-  // The (int, int) form lives in a different key space from Kysely's single-bigint migration lock.
-  // A 32-bit hash collision between two scopes only makes them wait for each other.
-  const key = createHash('sha256').update(scope).digest().readInt32BE(0);
-  await sql`select pg_advisory_xact_lock(${ADVISORY_NAMESPACE}::int, ${key}::int)`.execute(trx);
+  await scopeLockQuery(trx, scopeKey(scope)).execute();
 }

@@ -16,18 +16,22 @@ export interface ClaimedRow extends JobPayload {
  * the table only holds live work. `attempts` counts deliveries that counted.
  */
 
-/** Writes a job row; a second enqueue of the same task changes nothing (task_id is unique). */
 /** A new job's row: queued, due now. */
 export function jobRow(job: JobPayload, now: number): Insertable<Database['jobs']> {
   return { task_id: job.taskId, kind: job.kind, state: 'queued', attempts: 0, worker_id: null, lease_until: 0, available_at: now, created_at: now };
 }
 
-export async function insertJob(db: Kysely<Database>, job: JobPayload, now: number): Promise<void> {
-  await db
+/** A job row's insert, a no-op when the task has one: insertJob's statement, through Kysely or compiled once for a hot path. */
+export function insertJobQuery(db: Kysely<Database>, row: Insertable<Database['jobs']>) {
+  return db
     .insertInto('jobs')
-    .values(jobRow(job, now))
-    .onConflict((oc) => oc.column('task_id').doNothing())
-    .execute();
+    .values(row)
+    .onConflict((oc) => oc.column('task_id').doNothing());
+}
+
+/** Writes a job row; a second enqueue of the same task changes nothing (task_id is unique). */
+export async function insertJob(db: Kysely<Database>, job: JobPayload, now: number): Promise<void> {
+  await insertJobQuery(db, jobRow(job, now)).execute();
 }
 
 export class JobRows {

@@ -54,6 +54,11 @@ export interface SqlTaskStoreOptions {
    * returns their outcomes in order (SqliteTaskCreates); unset: the same steps through Kysely.
    */
   createBatch?: (items: Array<{ task: NewTask; limit: number }>) => Promise<CreateWithinLimitResult[]>;
+  /**
+   * PostgreSQL: one create (lock the key, count, insert) in a transaction of its own, run off Kysely
+   * (PostgresTaskCreates); used where creates are not batched. Unset: the same steps through Kysely.
+   */
+  createOne?: (task: NewTask, limit: number) => Promise<CreateWithinLimitResult>;
 }
 
 /**
@@ -114,6 +119,20 @@ export function webhookRow(taskId: string, url: string, createdAt: number): Inse
   return { task_id: taskId, url, state: 'pending', attempts: 0, next_at: 0, last_error: null, created_at: createdAt, updated_at: createdAt };
 }
 
+/** A task row's insert: the create's statement, through Kysely or compiled once for a hot path (as are the two below). */
+export function insertTaskQuery(db: Kysely<Database>, row: TaskRow) {
+  return db.insertInto('tasks').values(row);
+}
+
+export function insertWebhookQuery(db: Kysely<Database>, row: Insertable<Database['webhooks']>) {
+  return db.insertInto('webhooks').values(row);
+}
+
+/** What a create locks (lockScope): every create of one key, across API nodes, so that each count sees the earlier inserts. */
+export function createScope(apiKeyId: string): string {
+  return `task-limit:${apiKeyId}`;
+}
+
 /**
  * Unfinished tasks of a key, counted up to `atMost`: the caller only asks "is it reached?", and a backlog stays O(limit).
  * Counted over `select 1`, not the ids: the (api_key_id, state) index then answers alone, without a read
@@ -157,10 +176,8 @@ export class SqlTaskStore implements TaskStore {
   /** The task row and, when the queue lives in this database, its job: inside the caller's transaction. */
   private async insertWithJob(trx: Kysely<Database>, task: NewTask): Promise<TaskRow> {
     const row = newRow(task);
-    await trx.insertInto('tasks').values(row).execute();
-    if (task.callbackUrl) {
-      await trx.insertInto('webhooks').values(webhookRow(task.id, task.callbackUrl, task.createdAt)).execute();
-    }
+    await insertTaskQuery(trx, row).execute();
+    if (task.callbackUrl) await insertWebhookQuery(trx, webhookRow(task.id, task.callbackUrl, task.createdAt)).execute();
     await this.opts.alsoEnqueue?.(trx, { taskId: task.id, kind: task.kind });
     return row;
   }
@@ -176,13 +193,14 @@ export class SqlTaskStore implements TaskStore {
     // Also keeps LIMIT non-negative: SQLite reads LIMIT -1 as "no limit", Postgres rejects it.
     if (limit <= 0) return { created: false, reason: 'unfinished_limit' };
     if (this.creates) return this.creates.run({ task, limit });
+    if (this.opts.createOne) return this.opts.createOne(task, limit);
     return writeTransaction(this.db, (trx) => this.createLocked(trx, task, limit));
   }
 
   /** Inside a write transaction: count, then insert, so the count is still true when the row goes in. */
   private async createLocked(trx: Kysely<Database>, task: NewTask, limit: number): Promise<CreateWithinLimitResult> {
     // Creates for one key wait for each other here, so each count sees every earlier insert.
-    await lockScope(trx, `task-limit:${task.apiKeyId}`);
+    await lockScope(trx, createScope(task.apiKeyId));
     if ((await countUnfinished(trx, task.apiKeyId, limit)) >= limit) return { created: false, reason: 'unfinished_limit' };
     return { created: true, task: toRecord(await this.insertWithJob(trx, task)) };
   }

@@ -1,8 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Database } from '../sql/schema.js';
-import { newRow, toRecord, unfinishedCountQuery, webhookRow } from '../sql/task-store.js';
-import { jobRow } from '../sql/queue-rows.js';
+import { insertTaskQuery, insertWebhookQuery, newRow, toRecord, unfinishedCountQuery, webhookRow } from '../sql/task-store.js';
+import { insertJobQuery, jobRow } from '../sql/queue-rows.js';
 import { compileOnce, slot, slots, type CompiledOnce } from '../sql/compiled-once.js';
 import type { CreateWithinLimitResult, NewTask } from '../../ports/task-store.js';
 
@@ -71,11 +71,9 @@ export class SqliteTaskCreates {
       }
       return stmt ?? this.countAnyLimit;
     };
-    this.insertTask = new Prepared(raw, db.insertInto('tasks').values(slots(newRow(sample))));
-    this.insertWebhook = new Prepared(raw, db.insertInto('webhooks').values(slots(webhookRow('', '', 0))));
-    this.insertJob = jobClock
-      ? new Prepared(raw, db.insertInto('jobs').values(slots(jobRow({ taskId: '', kind: 'tts' }, 0))).onConflict((oc) => oc.column('task_id').doNothing()))
-      : null;
+    this.insertTask = new Prepared(raw, insertTaskQuery(db, slots(newRow(sample))));
+    this.insertWebhook = new Prepared(raw, insertWebhookQuery(db, slots(webhookRow('', '', 0))));
+    this.insertJob = jobClock ? new Prepared(raw, insertJobQuery(db, slots(jobRow({ taskId: '', kind: 'tts' }, 0)))) : null;
     this.transaction = raw.transaction((items: Array<{ task: NewTask; limit: number }>) => items.map((item) => this.createOne(item.task, item.limit))).immediate;
   }
 
