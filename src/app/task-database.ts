@@ -9,6 +9,7 @@ import { BullMqJobQueue } from '../adapters/bullmq/queue.js';
 import { SqliteReadConnection } from '../adapters/sqlite/read-connection.js';
 import { PostgresPollReads } from '../adapters/postgres/poll-reads.js';
 import { SqliteTaskCreates } from '../adapters/sqlite/task-creates.js';
+import { PostgresTaskCreates } from '../adapters/postgres/task-creates.js';
 import type { Database } from '../adapters/sql/schema.js';
 import type { JobQueue } from '../ports/queue.js';
 
@@ -18,8 +19,9 @@ import type { JobQueue } from '../ports/queue.js';
  * job row is written in the task's own transaction). The hot statements skip Kysely: on SQLite (`sqlite`:
  * the connection under Kysely) polls read through a second, read-only connection, and creates are written
  * a batch at a time as prepared statements (bench/results/http.md); on PostgreSQL (`pgPool`: the pool
- * under Kysely) polls run as named prepared statements on the pool (bench/results/scaleout.md). With
- * BullMQ a poll's queue position is read from Redis, so only the task row's read is wired there.
+ * under Kysely) polls and creates run as named prepared statements on the pool (bench/results/scaleout.md).
+ * With BullMQ a poll's queue position is read from Redis, so only the task row's read is wired there, and
+ * creates write no job row (the service enqueues after the commit).
  */
 export function taskStoreAndQueue(
   config: Config,
@@ -28,20 +30,29 @@ export function taskStoreAndQueue(
   logger: Logger,
   onCharged: SqlTaskStoreOptions['onCharged'],
 ): { tasks: SqlTaskStore; queue: JobQueue; storeEnqueues: boolean; close(): void } {
-  const { sqlite } = raw;
   const reads = pollReads(config, db, raw);
   if (config.REDIS_URL) {
-    const createBatch = sqlite ? new SqliteTaskCreates(db, sqlite, null).writeBatch : undefined;
-    const tasks = new SqlTaskStore(db, { onCharged, readRow: reads?.task, createBatch });
+    const tasks = new SqlTaskStore(db, { onCharged, readRow: reads?.task, ...creates(db, raw, null) });
     return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false, close: reads?.close ?? noop };
   }
   const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger, readPosition: reads?.jobPosition });
-  const createBatch = sqlite ? new SqliteTaskCreates(db, sqlite, Date.now).writeBatch : undefined;
-  const tasks = new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged, readRow: reads?.task, createBatch });
+  // Date.now: the queue's clock (SqlJobQueue is given no other), so the job rows are due as enqueueWithin would write them.
+  const tasks = new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged, readRow: reads?.task, ...creates(db, raw, Date.now) });
   return { tasks, queue, storeEnqueues: true, close: reads?.close ?? noop };
 }
 
 const noop = () => undefined;
+
+/** The creates off Kysely on whichever database this is; `jobClock` set when each writes its job row (SQL queue). */
+function creates(
+  db: Kysely<Database>,
+  { sqlite, pgPool }: { sqlite: BetterSqlite3.Database | null; pgPool: pg.Pool | null },
+  jobClock: (() => number) | null,
+): Pick<SqlTaskStoreOptions, 'createBatch' | 'createOne'> {
+  if (sqlite) return { createBatch: new SqliteTaskCreates(db, sqlite, jobClock).writeBatch };
+  if (pgPool) return { createOne: new PostgresTaskCreates(db, pgPool, jobClock).createOne };
+  return {};
+}
 
 /** The poll's two reads off Kysely, on whichever database this is; `close` ends what they opened. */
 interface PollReads {

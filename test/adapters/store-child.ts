@@ -3,23 +3,41 @@
  * then waits for "go" on stdin so that every process starts the work at the same moment.
  *
  *   node --import tsx test/adapters/store-child.ts <sqlite|postgres> <path or url> migrate
- *   node --import tsx test/adapters/store-child.ts <sqlite|postgres> <path or url> create <keyId> <accountId> <limit> <n>
+ *   node --import tsx test/adapters/store-child.ts <sqlite|postgres> <path or url> create <keyId> <accountId> <limit> <n> [hot]
+ *
+ * `hot`: creates off Kysely as the server composes them with the SQL queue (SqliteTaskCreates,
+ * PostgresTaskCreates), each writing its job row too.
  *
  * Prints "ready" when loaded, then one JSON line with the outcome.
  */
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
-import { openPostgres } from '../../src/adapters/postgres/database.js';
-import { openSqlite } from '../../src/adapters/sqlite/database.js';
+import { openPostgres, openPostgresHandles } from '../../src/adapters/postgres/database.js';
+import { PostgresTaskCreates } from '../../src/adapters/postgres/task-creates.js';
+import { openSqlite, openSqliteHandles } from '../../src/adapters/sqlite/database.js';
+import { SqliteTaskCreates } from '../../src/adapters/sqlite/task-creates.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/adapters/sql/schema.js';
-import { SqlTaskStore } from '../../src/adapters/sql/task-store.js';
+import { SqlTaskStore, type SqlTaskStoreOptions } from '../../src/adapters/sql/task-store.js';
 
 const [dialect, location, mode, ...args] = process.argv.slice(2);
 
 async function open(): Promise<Kysely<Database>> {
   if (dialect === 'postgres') return openPostgres(location!);
   if (dialect === 'sqlite') return openSqlite(location!);
+  throw new Error(`unknown dialect ${dialect}`);
+}
+
+/** The database, and the store's create path as the server composes it with the SQL queue. */
+async function openHot(): Promise<{ db: Kysely<Database>; options: SqlTaskStoreOptions }> {
+  if (dialect === 'postgres') {
+    const { db, pool } = await openPostgresHandles(location!);
+    return { db, options: { createOne: new PostgresTaskCreates(db, pool, Date.now).createOne } };
+  }
+  if (dialect === 'sqlite') {
+    const { db, raw } = await openSqliteHandles(location!);
+    return { db, options: { createBatch: new SqliteTaskCreates(db, raw, Date.now).writeBatch } };
+  }
   throw new Error(`unknown dialect ${dialect}`);
 }
 
@@ -34,10 +52,10 @@ async function migrate(): Promise<unknown> {
 }
 
 async function create(): Promise<unknown> {
-  const [keyId, accountId, limit, n] = args;
-  const db = await open();
+  const [keyId, accountId, limit, n, path] = args;
+  const { db, options } = path === 'hot' ? await openHot() : { db: await open(), options: {} };
   try {
-    const tasks = new SqlTaskStore(db);
+    const tasks = new SqlTaskStore(db, options);
     const now = Date.now();
     const outcomes = await Promise.all(
       Array.from({ length: Number(n) }, () =>

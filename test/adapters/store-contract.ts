@@ -26,8 +26,8 @@ export interface StoreBackend {
   cleanup(): Promise<void>;
   /**
    * Opens it as the server composes the task store, with its hot paths off Kysely (SQLite: get() through
-   * a second, read-only connection and creates by SqliteTaskCreates; PostgreSQL: get() as a named prepared
-   * statement on the pool). Unset: the store runs everything through Kysely.
+   * a second, read-only connection and creates by SqliteTaskCreates; PostgreSQL: get() and creates as named
+   * prepared statements on the pool). Unset: the store runs everything through Kysely.
    */
   openHotPaths?(location: string): Promise<HotPaths>;
 }
@@ -35,7 +35,7 @@ export interface StoreBackend {
 /** A database opened with the task store's hot paths off Kysely; `close` ends what they opened beside db. */
 export interface HotPaths {
   db: Kysely<Database>;
-  options: Pick<SqlTaskStoreOptions, 'readRow' | 'createBatch'>;
+  options: Pick<SqlTaskStoreOptions, 'readRow' | 'createBatch' | 'createOne'>;
   close(): void;
 }
 

@@ -1,5 +1,6 @@
 import { openPostgres, openPostgresHandles } from '../../src/adapters/postgres/database.js';
 import { PostgresPollReads } from '../../src/adapters/postgres/poll-reads.js';
+import { PostgresTaskCreates } from '../../src/adapters/postgres/task-creates.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { defineStoreContract } from './store-contract.js';
 
@@ -22,11 +23,12 @@ function postgresBackend() {
 }
 
 defineStoreContract(postgresBackend());
-// As the server composes it: get() as a named prepared statement on the pool under Kysely; same contract.
+// As the server composes it (with BullMQ: no job row in the create): get() and creates as named prepared
+// statements on the pool under Kysely; same contract.
 defineStoreContract({
   ...postgresBackend(),
   async openHotPaths(url: string) {
     const { db, pool } = await openPostgresHandles(url);
-    return { db, options: { readRow: new PostgresPollReads(db, pool).task }, close: () => undefined };
+    return { db, options: { readRow: new PostgresPollReads(db, pool).task, createOne: new PostgresTaskCreates(db, pool, null).createOne }, close: () => undefined };
   },
 });
