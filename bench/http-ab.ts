@@ -21,16 +21,12 @@ import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { openPostgres } from '../src/adapters/postgres/database.js';
 import { httpRequests, issueBenchKeys, prepareHttpData } from './http.js';
-import { machine, startNode, waitHttp } from './lib.js';
+import { machine, processCpuSeconds, startNode, waitHttp } from './lib.js';
+import { backendCpu } from './pg-ab.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = 10;
-
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 interface Server {
   name: string;
@@ -49,27 +45,13 @@ interface Measured {
   errors: number;
 }
 
-/** CPU seconds so far of each PostgreSQL backend connected to `database` (pid to seconds). */
-async function backendCpu(admin: pg.Client, database: string): Promise<Map<number, number>> {
-  const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [database]);
-  const cpu = new Map<number, number>();
-  for (const { pid } of rows) {
-    try {
-      cpu.set(pid, cpuSeconds(pid));
-    } catch {
-      // Gone between the listing and the read: its CPU is lost either way.
-    }
-  }
-  return cpu;
-}
-
 async function measure(server: Server, opts: autocannon.Options): Promise<Measured> {
   // A port another run already held answered waitHttp while this server exited (it logs to stdout, which is ignored).
   if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the ${server.name} server has exited (port in use? try BENCH_PORT)`);
-  const before = cpuSeconds(server.child.pid!);
+  const before = processCpuSeconds(server.child.pid!);
   const dbBefore = pgAdmin && server.database ? await backendCpu(pgAdmin, server.database) : null;
   const r = await autocannon({ duration: SECONDS, connections: CONNECTIONS, ...opts });
-  const cpu = cpuSeconds(server.child.pid!) - before;
+  const cpu = processCpuSeconds(server.child.pid!) - before;
   const requests = Math.max(1, r.requests.total);
   let dbCpuUs: number | null = null;
   if (pgAdmin && server.database && dbBefore) {

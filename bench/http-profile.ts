@@ -6,12 +6,11 @@
  */
 import autocannon from 'autocannon';
 import { readdir, readFile, rm, mkdtemp } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { httpRequests, prepareHttpData } from './http.js';
-import { root, waitHttp } from './lib.js';
+import { processCpuSeconds, root, waitHttp } from './lib.js';
 
 interface ProfileNode {
   id: number;
@@ -51,15 +50,6 @@ export function topSelf(profile: CpuProfile, n: number, fromUs: number, toUs: nu
   return { busyUs: total - (self.get('(idle)') ?? 0), top };
 }
 
-/**
- * CPU seconds (user + system) a process has used, from /proc (Linux): on a shared machine the
- * profiler's samples count time the process sat preempted, this does not.
- */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
-
 const which = process.argv[2] === 'create' ? 'create' : 'get';
 const seconds = Number(process.argv[3] ?? 10);
 const { dataDir, apiKey, clientKeys } = await prepareHttpData();
@@ -80,7 +70,7 @@ try {
   const headers = { 'content-type': 'application/json', 'api-key': apiKey };
   let next = 0;
   windowUs[0] = Number(process.hrtime.bigint() / 1000n);
-  const cpuBefore = cpuSeconds(server.pid!);
+  const cpuBefore = processCpuSeconds(server.pid!);
   const r = await autocannon(
     which === 'get'
       ? { url: `${base}/audio/api/v1/api-keys/tts/task/get`, duration: seconds, connections: 10, method: 'POST', headers, body: queryBody }
@@ -93,7 +83,7 @@ try {
   );
   windowUs[1] = Number(process.hrtime.bigint() / 1000n);
   requests = r.requests.total;
-  cpuUsed = cpuSeconds(server.pid!) - cpuBefore;
+  cpuUsed = processCpuSeconds(server.pid!) - cpuBefore;
   console.log(`${which}: ${r.requests.average.toFixed(0)} req/s, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
 } finally {
   const exited = new Promise((resolve) => server.once('exit', resolve));

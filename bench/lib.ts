@@ -74,3 +74,12 @@ export async function writeSection(name: string, headings: readonly string[], se
   const text = [null, ...headings].map((h) => parts.get(h)?.join('\n').trim()).filter((t) => t).join('\n\n');
   return writeResult(name, `${text}\n`);
 }
+
+/**
+ * CPU seconds (user + system) a process has used, from /proc (Linux): on a shared machine the clock-time
+ * figures swing with others' load; the work one request costs barely does.
+ */
+export function processCpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}

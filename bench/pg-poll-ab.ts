@@ -7,40 +7,20 @@
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --import tsx bench/pg-poll-ab.ts
  * The user must be allowed to CREATE DATABASE: the bench makes a database of its own and drops it.
  */
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import pino from 'pino';
-import { openPostgresHandles } from '../src/adapters/postgres/database.js';
 import { PostgresPollReads } from '../src/adapters/postgres/poll-reads.js';
 import { SqlJobQueue } from '../src/adapters/sql/queue.js';
 import { SqlTaskStore } from '../src/adapters/sql/task-store.js';
 import { machine } from './lib.js';
+import { alternate, scratchPostgres } from './pg-ab.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const IN_FLIGHT = 10;
 
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** CPU seconds so far of each backend connected to `database`. */
-async function backendCpu(admin: pg.Client, database: string): Promise<Map<number, number>> {
-  const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [database]);
-  return new Map(rows.map(({ pid }) => [pid, cpuSeconds(pid)]));
-}
-
-// Lower-case hex: safe unquoted (CREATE DATABASE takes no parameters).
-const name = `soundry_bench_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: ADMIN_URL });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${name}`;
-const { db, pool } = await openPostgresHandles(url.toString(), { poolSize: IN_FLIGHT });
+const scratch = await scratchPostgres(ADMIN_URL, IN_FLIGHT);
+const { db, pool, url } = scratch;
 try {
   const logger = pino({ level: 'silent' });
   const reads = new PostgresPollReads(db, pool);
@@ -60,34 +40,11 @@ try {
   };
   // Each path once before measuring: the first call prepares the statements and warms the pool.
   for (const p of Object.values(paths)) for (const load of Object.values(loads)) await Promise.all(Array.from({ length: IN_FLIGHT * 10 }, () => load(p)));
-  const rows: string[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
-    const load1 = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
-    for (const [loadName, load] of Object.entries(loads)) {
-      for (const pathName of round % 2 ? (['kysely', 'named'] as const) : (['named', 'kysely'] as const)) {
-        const dbBefore = await backendCpu(admin, name);
-        const cpuBefore = process.cpuUsage();
-        const started = performance.now();
-        await Promise.all(
-          Array.from({ length: IN_FLIGHT }, async () => {
-            for (let i = 0; i < CALLS / IN_FLIGHT; i++) await load(paths[pathName]);
-          }),
-        );
-        const seconds = (performance.now() - started) / 1000;
-        const cpu = process.cpuUsage(cpuBefore);
-        let dbCpu = 0;
-        for (const [pid, s] of await backendCpu(admin, name)) dbCpu += s - (dbBefore.get(pid) ?? 0);
-        rows.push(`| ${round} | ${loadName} | ${pathName} | ${(CALLS / seconds).toFixed(0)} | ${((cpu.user + cpu.system) / CALLS).toFixed(1)} | ${((dbCpu * 1e6) / CALLS).toFixed(1)} | ${load1} |`);
-        console.error(rows.at(-1));
-      }
-    }
-  }
+  const rows = await alternate(scratch, { rounds: ROUNDS, calls: CALLS, inFlight: IN_FLIGHT, paths, loads });
   console.log(`Machine: ${machine()}. PostgreSQL at ${url.host}, pool of ${IN_FLIGHT}, ${IN_FLIGHT} calls in flight, ${CALLS} calls per load. Measured ${new Date().toISOString()}.\n`);
   console.log('| round | read | path | calls/s | Node CPU us/call | PostgreSQL CPU us/call | load avg |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
 } finally {
-  await db.destroy();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await scratch.drop();
 }
