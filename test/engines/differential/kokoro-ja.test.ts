@@ -23,7 +23,7 @@ import { KokoroEngine } from '../../../src/engines/tts/kokoro.js';
 import { japaneseNumber, japaneseToKokoro, kokoroJapanesePhonemes } from '../../../src/engines/tts/kokoro-ja.js';
 import { JapaneseReader } from '../../../src/engines/tts/japanese.js';
 import type { EngineVoice } from '../../../src/ports/engines.js';
-import { installKokoroStandIns, kokoroStandIns, voiceTable, type KokoroStandIns } from '../../fixtures/kokoro-fixture.js';
+import { installKokoroStandIns, kokoroStandIns, kokoroVoiceOf, voiceTable, type KokoroStandIns } from '../../fixtures/kokoro-fixture.js';
 import { refFilter, refSpeak, refSplit } from './reference-kokoro-onnx.js';
 
 // ---- The reference, ported (Python semantics kept; no Soundry code below this line until the tests) ----
@@ -266,11 +266,7 @@ afterAll(async () => {
   await rm(modelsDir, { recursive: true, force: true });
 });
 
-async function voiceOf(name: string): Promise<EngineVoice> {
-  const v = (await engine.listVoices()).find((x) => x.key.endsWith(`:${name}`));
-  if (!v) throw new Error(`stand-in voice ${name} not listed`);
-  return v;
-}
+const voiceOf = (name: string): Promise<EngineVoice> => kokoroVoiceOf(engine, name);
 
 const LONG = Array.from({ length: 12 }, (_, i) => `${i + 1}番目の船は、静かな港で揺れていました。番人は一つずつ数えて、夜になるまで待っていました。`).join('');
 

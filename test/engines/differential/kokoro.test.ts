@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EspeakEngine } from '../../../src/engines/tts/espeak.js';
 import { KokoroEngine, splitKokoroPhonemes, styleRow, toKokoroPhonemes } from '../../../src/engines/tts/kokoro.js';
 import type { EngineVoice } from '../../../src/ports/engines.js';
-import { installKokoroStandIns, kokoroStandIns, voiceTable, type KokoroStandIns } from '../../fixtures/kokoro-fixture.js';
+import { installKokoroStandIns, kokoroStandIns, kokoroVoiceOf, voiceTable, type KokoroStandIns } from '../../fixtures/kokoro-fixture.js';
 import { refFilter, refSpeak, refSplit, refTokenize } from './reference-kokoro-onnx.js';
 
 // ---- The reference, ported (Python/JS semantics kept; no Soundry code below this line until the tests) ----
@@ -83,11 +83,7 @@ afterAll(async () => {
   await rm(modelsDir, { recursive: true, force: true });
 });
 
-async function voiceOf(name: string): Promise<EngineVoice> {
-  const v = (await engine.listVoices()).find((x) => x.key.endsWith(`:${name}`));
-  if (!v) throw new Error(`stand-in voice ${name} not listed`);
-  return v;
-}
+const voiceOf = (name: string): Promise<EngineVoice> => kokoroVoiceOf(engine, name);
 
 const LONG = Array.from({ length: 14 }, (_, i) =>
   `Sentence number ${i + 1} tells of the quiet harbour, where boats rocked gently; the keeper counted them, one by one, until night fell.`,
