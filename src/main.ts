@@ -51,7 +51,6 @@ async function main(): Promise<void> {
     config.ROLE === 'worker'
       ? await buildSystemServer({ metrics: container.metrics, health: container.health, logger })
       : await buildHttpServer(container.httpDeps());
-  if (runner && config.ROLE === 'all') app.addHook('onResponse', async () => runner.notify());
   if (requested) return stopBeforeServing(requested);
   await app.listen({ host: config.HOST, port: config.PORT });
   logger.info({ url: config.PUBLIC_BASE_URL, role: config.ROLE, ffmpeg: container.media.source, dataDir: config.DATA_DIR }, 'Soundry is listening');

@@ -185,6 +185,9 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     fileUrlTtlSeconds: config.FILE_URL_TTL_SECONDS,
     // Checked at create with the input URLs' SSRF rules; checked again (and pinned) at every delivery.
     checkCallbackUrl: (url) => checkTarget(url, { allowPrivate: config.ALLOW_PRIVATE_URLS }, AbortSignal.timeout(5000)),
+    // Only a create adds work: waking the workers after every answer (polls included) made each poll of an
+    // idle ROLE=all server also try to claim a job, which cost more than the poll itself (bench/results/http.md).
+    onCreated: () => runner?.notify(),
   });
   // One secret per deployment: WEBHOOK_SECRET, else derived from the URL-signing secret (the same on every node).
   const webhookSecret = config.WEBHOOK_SECRET ?? createHmac('sha256', secret).update('soundry-webhook-v1').digest('hex');

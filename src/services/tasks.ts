@@ -27,6 +27,11 @@ export interface TaskServiceDeps {
    * message that can be shown to the client.
    */
   checkCallbackUrl(url: string): Promise<void>;
+  /**
+   * Told after each task is created and queued: this process's workers (ROLE=all) start it at once
+   * instead of at their next poll of the queue.
+   */
+  onCreated?: () => void;
   now?: () => number;
 }
 
@@ -77,6 +82,7 @@ export class TaskService {
     // A task runs for seconds at least: polling sooner than that only spends the rate limit.
     if (!created.created) throw concurrencyLimited(caller.concurrency, 5);
     if (!this.deps.storeEnqueues) await this.enqueueOrFail(id, kind);
+    this.deps.onCreated?.();
     return id;
   }
 

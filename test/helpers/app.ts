@@ -66,7 +66,6 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
   const container = await buildContainer(config, logger, opts.container);
   const runner = opts.workers === false ? null : await container.startWorkers();
   const app = await buildHttpServer(container.httpDeps());
-  if (runner) app.addHook('onResponse', async () => runner.notify());
   await app.listen({ host: '127.0.0.1', port });
   const baseUrl = `http://127.0.0.1:${port}`;
 
