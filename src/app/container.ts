@@ -171,6 +171,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       autoPull: config.MODELS_AUTO_PULL,
       ...(config.MODELS_BASE_URL ? { modelsBaseUrl: config.MODELS_BASE_URL } : {}),
       executionProviders: onnx.providers,
+      nice: config.ENGINE_NICE,
     } }));
   const voiceSamples = voiceSampleRenderer(enginePool, media.ffmpeg);
   // Synchronous speech runs on this node's own engine threads (the short lane), like voice samples.

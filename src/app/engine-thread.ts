@@ -3,6 +3,7 @@
  * thread, so the table it builds (and the engines each entry keeps warm between tasks) are that
  * thread's own, not process-wide singletons.
  */
+import { setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
 import { workerData } from 'piscina';
 import { TaskFailure } from '../domain/errors.js';
@@ -18,6 +19,23 @@ import { llmThread } from '../kinds/podcast-script/llm-thread.js';
 export type ThreadReply<T> = { ok: true; value: T } | { ok: false; failure: string };
 
 const env: ThreadEnv = workerData;
+lowerPriority(env.nice ?? 0);
+
+/**
+ * Engines are minutes of CPU, requests are microseconds: on a node that serves the API too (ROLE=all), or
+ * answers probes and heartbeats its leases (a worker), the event loop's thread must get a core first when
+ * both want one. On Linux setpriority(PRIO_PROCESS, 0) changes only the calling thread (threads are tasks
+ * there), so this thread alone runs at `nice`, and ffmpeg or models it starts inherit it. Elsewhere it would
+ * change the whole process: not done there.
+ */
+function lowerPriority(nice: number): void {
+  if (nice <= 0 || process.platform !== 'linux') return;
+  try {
+    setPriority(nice);
+  } catch {
+    // Not allowed (a sandbox without setpriority): the thread keeps the process's priority.
+  }
+}
 const table: ThreadTable = {
   tts: ttsThread(env),
   separation: separationThread(env),

@@ -34,6 +34,8 @@ const EnvSchema = z.object({
   /** Slots per short kind (tts, podcast_script), apart from the long kinds' so short tasks never queue behind long ones. */
   WORKER_SHORT_CONCURRENCY: int(1, 64).default(2),
   WORKER_THREADS: int(1, 64).default(Math.max(1, Math.min(4, cpus().length))),
+  /** Nice value of the engine threads (Linux): under load the API's own thread gets the cores first. 0: as the process. */
+  ENGINE_NICE: int(0, 19).default(10),
   /** A job whose worker stopped renewing its lease (it died) for this long is delivered again (BullMQ: lockDuration). */
   LEASE_SECONDS: int(2, 3600).default(30),
   /** Deliveries of one task that count (transient failures, dead workers; not graceful shutdowns) before it fails. */

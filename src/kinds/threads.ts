@@ -44,6 +44,8 @@ export interface ThreadEnv {
    * dies); unset: the system's temp folder.
    */
   tmpDir?: string;
+  /** ENGINE_NICE: each engine thread lowers its own priority to this nice value when it starts (Linux). */
+  nice?: number;
 }
 
 export interface ThreadRunOptions {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,4 +53,35 @@ describe('engine thread lanes', () => {
     await separation;
     expect(order).toEqual(['tts', 'separation']);
   }, 180_000);
+});
+
+/** Nice value of each thread of this process (Linux /proc: field 19 of a task's stat line). */
+async function threadNices(): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  for (const tid of await readdir('/proc/self/task')) {
+    const stat = await readFile(`/proc/self/task/${tid}/stat`, 'utf8').catch(() => null);
+    if (!stat) continue; // the thread ended meanwhile
+    // The fields after the command name (which may hold spaces) start at "state", field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(tid), Number(fields[19 - 3]));
+  }
+  return out;
+}
+
+describe.runIf(process.platform === 'linux')('engine thread priority (ENGINE_NICE)', () => {
+  it('runs engine threads at the configured nice value and leaves the event loop thread as it was', async () => {
+    const before = await threadNices();
+    const own = before.get(process.pid)!;
+    const niced = new EngineThreadPool({ threads: 1, env: { modelsDir: join(dir, 'models'), separationEngine: 'builtin', nice: own + 7 } });
+    try {
+      const speech = await niced.run('tts', { text: 'Lower priority.', language: 'en', voiceId: 1001, emotion: 0, speed: 1 }, { signal: new AbortController().signal, onProgress: () => {} });
+      expect(speech.samples.length).toBeGreaterThan(0);
+      const after = await threadNices();
+      const lowered = [...after].filter(([tid, nice]) => !before.has(tid) && nice === own + 7);
+      expect(lowered.length).toBeGreaterThanOrEqual(1);
+      expect(after.get(process.pid)).toBe(own);
+    } finally {
+      await niced.destroy();
+    }
+  }, 60_000);
 });
