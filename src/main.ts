@@ -23,7 +23,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 /** Starts the API and/or the workers (ROLE=all|api|worker) and drains gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'soundry', role: config.ROLE }, redact: LOG_REDACT });
+  // Asynchronous writes: a line no longer costs the event loop a write() to stdout, and lines logged while one
+  // write is under way go out together. Flushed at exit (pino's exit handler), so a crash's last lines stay.
+  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'soundry', role: config.ROLE }, redact: LOG_REDACT }, pino.destination({ dest: 1, sync: false }));
   for (const warning of config.warnings) logger.warn(warning);
   onStop = (signal) => {
     if (!requested) logger.info({ signal }, 'stop requested during start-up: stopping at the next step');

@@ -242,6 +242,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
     bodyLimit: 8 * 1024 * 1024,
     trustProxy: false,
     return503OnClosing: false,
+    disableRequestLogging: true,
     ...timeoutOptions(timeouts),
   });
   installBodyTimeout(app, timeouts.requestMs);
@@ -267,6 +268,9 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    // One line per request (Fastify's own two, "incoming request" and "request completed", are off): at the
+    // route's level, so polls show from LOG_LEVEL=debug only (routes/tasks.ts).
+    request.log.info({ req: { method: request.method, url: request.url, remoteAddress: request.ip }, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
   });
 
   const docs = new OpenApiDocs();
