@@ -76,6 +76,6 @@ export class PostgresTaskCreates {
     await this.insertTask.run(client, row);
     if (task.callbackUrl) await this.insertWebhook.run(client, webhookRow(task.id, task.callbackUrl, task.createdAt));
     if (this.insertJob && this.jobClock) await this.insertJob.run(client, jobRow({ taskId: task.id, kind: task.kind }, this.jobClock()));
-    return { created: true, task: toRecord(row) };
+    return { created: true, task: toRecord(row, task.params) };
   }
 }

@@ -16,14 +16,15 @@ export type TaskRow = Selectable<Database['tasks']>;
  * params of a typical task (a few hundred bytes); a TTS task at the default TTS_MAX_CHARS costs a few
  * microseconds more per poll (bench/results/http.md).
  */
-export function toRecord(row: TaskRow): TaskRecord {
+export function toRecord(row: TaskRow, params?: Record<string, unknown>): TaskRecord {
   return {
     id: row.id,
     kind: row.kind as TaskKind,
     accountId: row.account_id,
     apiKeyId: row.api_key_id,
     state: row.state as TaskState,
-    params: JSON.parse(row.params) as Record<string, unknown>,
+    // A row just written from a NewTask: its params are already at hand, not parsed back.
+    params: params ?? (JSON.parse(row.params) as Record<string, unknown>),
     result: row.result === null ? null : (JSON.parse(row.result) as Record<string, unknown>),
     error: row.error,
     engine: row.engine,
@@ -188,7 +189,7 @@ export class SqlTaskStore implements TaskStore {
     const row = this.opts.alsoEnqueue || task.callbackUrl
       ? await this.db.transaction().execute((trx) => this.insertWithJob(trx, task))
       : await this.insertWithJob(this.db, task);
-    return toRecord(row);
+    return toRecord(row, task.params);
   }
 
   async createWithinLimit(task: NewTask, limit: number): Promise<CreateWithinLimitResult> {
@@ -204,7 +205,7 @@ export class SqlTaskStore implements TaskStore {
     // Creates for one key wait for each other here, so each count sees every earlier insert.
     await lockScope(trx, createScope(task.apiKeyId));
     if ((await countUnfinished(trx, task.apiKeyId, limit)) >= limit) return { created: false, reason: 'unfinished_limit' };
-    return { created: true, task: toRecord(await this.insertWithJob(trx, task)) };
+    return { created: true, task: toRecord(await this.insertWithJob(trx, task), task.params) };
   }
 
   async get(id: string): Promise<TaskRecord | null> {
@@ -306,7 +307,7 @@ export class SqlTaskStore implements TaskStore {
     let q = this.db.selectFrom('tasks').selectAll().orderBy('created_at', 'desc').orderBy('id').limit(filter.limit);
     if (filter.state) q = q.where('state', '=', filter.state);
     if (filter.kind) q = q.where('kind', '=', filter.kind);
-    return (await q.execute()).map(toRecord);
+    return (await q.execute()).map((row) => toRecord(row));
   }
 
   async usageByKey(): Promise<KeyUsage[]> {
@@ -347,7 +348,7 @@ export class SqlTaskStore implements TaskStore {
       .orderBy('id')
       .limit(limit)
       .execute();
-    return rows.map(toRecord);
+    return rows.map((row) => toRecord(row));
   }
 
   async delete(id: string): Promise<void> {

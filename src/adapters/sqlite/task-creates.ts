@@ -88,6 +88,6 @@ export class SqliteTaskCreates {
     this.insertTask.run(row);
     if (task.callbackUrl) this.insertWebhook.run(webhookRow(task.id, task.callbackUrl, task.createdAt));
     if (this.insertJob && this.jobClock) this.insertJob.run(jobRow({ taskId: task.id, kind: task.kind }, this.jobClock()));
-    return { created: true, task: toRecord(row) };
+    return { created: true, task: toRecord(row, task.params) };
   }
 }
