@@ -17,8 +17,9 @@ function serialPrimaryKey(dialect: SqlDialect, column: string) {
 /**
  * Migrations live in code (not files on disk) so that they travel with the bundle and need no
  * loader. A migration, once released, never changes: SQLite databases in the field have 0001 applied.
+ * Exported for the tests that build a database as an earlier release left it.
  */
-const migrations = (dialect: SqlDialect): Record<string, Migration> => ({
+export const migrations = (dialect: SqlDialect): Record<string, Migration> => ({
   '0001_initial': {
     async up(db: Kysely<any>) {
       await db.schema
@@ -112,11 +113,8 @@ const migrations = (dialect: SqlDialect): Record<string, Migration> => ({
 /** What "unfinished" means to the limit of unfinished tasks per key (createWithinLimit). */
 const UNFINISHED = sql.raw(`('queued', 'running')`);
 
-/**
- * The per-key backfill of key_unfinished from the task rows: part of 0003, exported for the test that checks it
- * against rows written before the triggers existed.
- */
-export async function backfillKeyUnfinished(db: Kysely<any>): Promise<void> {
+/** key_unfinished counted from the task rows; run once the triggers hold every other writer off (0003). */
+async function backfillKeyUnfinished(db: Kysely<any>): Promise<void> {
   await sql`insert into key_unfinished (api_key_id, n)
     select api_key_id, count(*) from tasks where state in ${UNFINISHED} group by api_key_id`.execute(db);
 }
