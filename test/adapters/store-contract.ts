@@ -15,6 +15,7 @@ import { hashApiKey } from '../../src/services/auth.js';
 import { taskStoreContract } from './contract/task-store.js';
 import { accountStoreContract } from './contract/account-store.js';
 import { concurrencyContract } from './contract/concurrency.js';
+import { keyUnfinishedContract } from './contract/key-unfinished.js';
 
 export interface StoreBackend {
   dialect: SqlDialect;
@@ -101,5 +102,6 @@ export function defineStoreContract(backend: StoreBackend): void {
     taskStoreContract(use);
     accountStoreContract(use);
     concurrencyContract(use);
+    keyUnfinishedContract(use);
   });
 }

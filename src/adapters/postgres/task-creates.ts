@@ -36,7 +36,7 @@ export class PostgresTaskCreates {
   ) {
     const sample: NewTask = { id: '', kind: 'tts', accountId: '', apiKeyId: '', params: {}, createdAt: 0, expiresAt: 0 };
     this.lock = new Named('soundry_create_lock', scopeLockQuery(db, slot('key')));
-    this.count = new Named('soundry_create_count', unfinishedCountQuery(db, slot('apiKeyId'), slot('limit')));
+    this.count = new Named('soundry_create_count', unfinishedCountQuery(db, slot('apiKeyId')));
     this.insertTask = new Named('soundry_create_task', insertTaskQuery(db, slots(newRow(sample))));
     this.insertWebhook = new Named('soundry_create_webhook', insertWebhookQuery(db, slots(webhookRow('', '', 0))));
     this.insertJob = jobClock ? new Named('soundry_create_job', insertJobQuery(db, slots(jobRow({ taskId: '', kind: 'tts' }, 0)))) : null;
@@ -70,7 +70,7 @@ export class PostgresTaskCreates {
   private async steps(client: pg.PoolClient, task: NewTask, limit: number): Promise<CreateWithinLimitResult> {
     // Creates for one key wait for each other here, so each count sees every earlier insert.
     await this.lock.run(client, { key: scopeKey(createScope(task.apiKeyId)) });
-    const counted = await this.count.first<{ n: number | string }>(client, { apiKeyId: task.apiKeyId, limit });
+    const counted = await this.count.first<{ n: number | string }>(client, { apiKeyId: task.apiKeyId });
     if (Number(counted?.n ?? 0) >= limit) return { created: false, reason: 'unfinished_limit' };
     const row = newRow(task);
     await this.insertTask.run(client, row);

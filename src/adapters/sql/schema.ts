@@ -31,6 +31,11 @@ export interface Database {
     finished_at: number | null;
     expires_at: number;
   };
+  /**
+   * Each key's count of unfinished (queued or running) tasks, kept exact by triggers on tasks (migration
+   * 0003_key_unfinished): written by the database only, read by a create's limit check.
+   */
+  key_unfinished: { api_key_id: string; n: number };
   /** A task's callback_url and its delivery (docs/api.md "Webhooks"); one row per task that asked for one. */
   webhooks: {
     task_id: string;

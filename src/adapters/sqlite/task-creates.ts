@@ -1,13 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { sql, type Compilable, type Kysely } from 'kysely';
+import type { Compilable, Kysely } from 'kysely';
 import type { Database } from '../sql/schema.js';
 import { insertTaskQuery, insertWebhookQuery, newRow, toRecord, unfinishedCountQuery, webhookRow } from '../sql/task-store.js';
 import { insertJobQuery, jobRow } from '../sql/queue-rows.js';
 import { compileOnce, slot, slots, type CompiledOnce } from '../sql/compiled-once.js';
 import type { CreateWithinLimitResult, NewTask } from '../../ports/task-store.js';
-
-/** How many distinct per-key limits get a statement of their own (see SqliteTaskCreates.counts). */
-const COUNTS_KEPT = 32;
 
 /** A statement compiled once (compileOnce), run by better-sqlite3 as a prepared statement with its slots bound from a plain object. */
 class Prepared {
@@ -38,18 +35,11 @@ class Prepared {
  * throws and rolls the whole batch back; the WriteBatcher then writes each create alone.
  */
 export class SqliteTaskCreates {
-  /**
-   * The unfinished count per limit value, the limit written into the SQL: with `LIMIT ?` SQLite (built with
-   * STAT4, as better-sqlite3 is) re-prepares the statement at every run, which cost as much as the count
-   * itself (10 -> 4 us on this machine). Keys share a few limit values; past COUNTS_KEPT distinct ones the
-   * rest run on the bound-limit statement.
-   */
-  private readonly counts = new Map<number, Prepared>();
-  private readonly countAnyLimit: Prepared;
+  /** The key's unfinished count (key_unfinished, kept by triggers): one statement whatever the key's limit. */
+  private readonly count: Prepared;
   private readonly insertTask: Prepared;
   private readonly insertWebhook: Prepared;
   private readonly insertJob: Prepared | null;
-  private readonly countFor: (limit: number) => Prepared;
   private readonly transaction: (items: Array<{ task: NewTask; limit: number }>) => CreateWithinLimitResult[];
 
   /**
@@ -62,15 +52,7 @@ export class SqliteTaskCreates {
     private readonly jobClock: (() => number) | null,
   ) {
     const sample: NewTask = { id: '', kind: 'tts', accountId: '', apiKeyId: '', params: {}, createdAt: 0, expiresAt: 0 };
-    this.countAnyLimit = new Prepared(raw, unfinishedCountQuery(db, slot('apiKeyId'), slot('limit')));
-    this.countFor = (limit) => {
-      let stmt = this.counts.get(limit);
-      if (!stmt && Number.isSafeInteger(limit) && this.counts.size < COUNTS_KEPT) {
-        stmt = new Prepared(raw, unfinishedCountQuery(db, slot('apiKeyId'), sql.lit(limit)));
-        this.counts.set(limit, stmt);
-      }
-      return stmt ?? this.countAnyLimit;
-    };
+    this.count = new Prepared(raw, unfinishedCountQuery(db, slot('apiKeyId')));
     this.insertTask = new Prepared(raw, insertTaskQuery(db, slots(newRow(sample))));
     this.insertWebhook = new Prepared(raw, insertWebhookQuery(db, slots(webhookRow('', '', 0))));
     this.insertJob = jobClock ? new Prepared(raw, insertJobQuery(db, slots(jobRow({ taskId: '', kind: 'tts' }, 0)))) : null;
@@ -82,7 +64,7 @@ export class SqliteTaskCreates {
     this.db.connection().execute(async () => this.transaction(items));
 
   private createOne(task: NewTask, limit: number): CreateWithinLimitResult {
-    const counted = this.countFor(limit).get<{ n: number }>({ apiKeyId: task.apiKeyId, limit });
+    const counted = this.count.get<{ n: number }>({ apiKeyId: task.apiKeyId });
     if (Number(counted?.n ?? 0) >= limit) return { created: false, reason: 'unfinished_limit' };
     const row = newRow(task);
     this.insertTask.run(row);
