@@ -59,8 +59,13 @@ export function createTtsRegistry(deps: { extraEngines?: TtsEngine[]; espeak?: E
       return (await catalogue()).map((e) => toVoiceRecord(e.voice, e.id));
     },
     async resolveVoice(id: number) {
-      const hit = (await catalogue()).find((e) => e.id === id);
-      return hit ? { voice: hit.voice, engine: hit.engine } : null;
+      // Engine by engine in the catalogue's order (the first engine with an id has it), stopping at the hit: a
+      // built-in voice must not list the neural engines' voices, which checks every one of their model files
+      // (this runs for every TTS task on a worker's event loop: 7% of it under a create load, by perf).
+      for (const engine of engines.values()) {
+        for (const voice of await engine.listVoices()) if (apiIdOf(voice) === id) return { voice, engine };
+      }
+      return null;
     },
     async builtinVoice(neural) {
       // espeak, not flite: flite reads Latin script only, espeak speaks every spec language.
