@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { openSqlite } from '../../src/adapters/sqlite/database.js';
 import { SqlJobQueue } from '../../src/adapters/sql/queue.js';
 import { SqlTaskStore } from '../../src/adapters/sql/task-store.js';
+import { candidatesByIndexQuery } from '../../src/adapters/sql/queue-rows.js';
+import { compileOnce } from '../../src/adapters/sql/compiled-once.js';
+import { CompiledQuery, sql } from 'kysely';
 import { freshSqlite, freshSqliteReads, logger } from './queue-backends.js';
 import { newId, policyOf, queueContract, recorder, until } from './queue-contract.js';
 
@@ -53,6 +56,29 @@ describe('SQL queue on the task database', () => {
     } finally {
       await dbApi.destroy();
       await dbWorker.destroy();
+      await cleanup();
+    }
+  });
+});
+
+describe('SQL queue claims on SQLite', () => {
+  it('reads one index position per kind and state, never the whole backlog: no sort, every arm on jobs_pick', async () => {
+    const { env, cleanup } = await freshSqlite();
+    const db = await openSqlite(env.QUEUE_SQLITE_PATH!);
+    try {
+      // A backlog of one kind while a claim asks for that kind and others: the old single OR query sorted it all.
+      const now = Date.now();
+      await db.insertInto('jobs').values(Array.from({ length: 2000 }, (_, i) => ({ task_id: `t${i}`, kind: 'tts', state: 'queued', attempts: 0, worker_id: null, lease_until: 0, available_at: now, created_at: now }))).execute();
+      await sql`analyze`.execute(db);
+      const compiled = compileOnce(candidatesByIndexQuery(db, ['tts', 'separation', 'enhance']));
+      const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, compiled.bind({ now })));
+      const details = plan.rows.map((r) => r.detail);
+      expect(details.filter((d) => d.startsWith('SEARCH jobs USING INDEX jobs_pick (kind=? AND state=?)'))).toHaveLength(6);
+      expect(details.filter((d) => /TEMP B-TREE|SCAN jobs/.test(d))).toEqual([]);
+      const rows = await db.executeQuery<{ task_id: string }>(CompiledQuery.raw(compiled.sql, compiled.bind({ now })));
+      expect(rows.rows.map((r) => r.task_id)).toEqual(['t0']);
+    } finally {
+      await db.destroy();
       await cleanup();
     }
   });
