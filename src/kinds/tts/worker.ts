@@ -16,7 +16,8 @@ const PULL_SHARE = 0.5;
 export class TtsHandler implements TaskHandler {
   readonly kind = 'tts' as const;
 
-  constructor(private readonly deps: { threads: EngineThreads; blobs: BlobStore; ffmpeg: string; models: VoiceModels }) {}
+  /** `nice`: ENGINE_NICE, for the encoder this handler starts from the event loop's thread. */
+  constructor(private readonly deps: { threads: EngineThreads; blobs: BlobStore; ffmpeg: string; models: VoiceModels; nice?: number }) {}
 
   async run(ctx: JobContext): Promise<JobOutcome> {
     const params = TtsParams.parse(ctx.task.params);
@@ -33,7 +34,7 @@ export class TtsHandler implements TaskHandler {
     );
     const audio = { sampleRate: out.sampleRate, channels: [out.samples] };
     const file = join(ctx.tmpDir, `output.${params.format}`);
-    await encodeAudio(audio, file, { ffmpeg: this.deps.ffmpeg, format: params.format, signal: ctx.signal });
+    await encodeAudio(audio, file, { ffmpeg: this.deps.ffmpeg, format: params.format, signal: ctx.signal, nice: this.deps.nice });
     const outputKey = `tasks/${ctx.task.id}/output.${params.format}`;
     await stat(file);
     await this.deps.blobs.putFile(outputKey, file, AUDIO_CONTENT_TYPES[params.format]);
