@@ -288,7 +288,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       const threads = enginePool();
       const { generator, localLlm } = scriptEngines(config, catalog, threads);
       const workerKinds: WorkerKinds = checkWorkerKinds({
-        tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg, models: voiceModels, nice: config.ENGINE_NICE }),
+        tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg, models: voiceModels }),
         enhance: new EnhanceHandler({
           threads,
           blobs,

@@ -1,4 +1,3 @@
-import { setPriority } from 'node:os';
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -77,32 +76,18 @@ export function safeAudioInput(path: string): string[] {
   return [...SAFE_ARGS, '-hide_banner', '-loglevel', 'error', '-format_whitelist', INPUT_FORMATS, '-i', fileUrl(path), '-map', '0:a:0', '-vn', '-sn', '-dn'];
 }
 
-/**
- * A worker's encode started from the event loop's thread would run at the API's priority (ENGINE_NICE, see
- * engine-thread.ts): it is lowered to the engines' right after it starts. A tool that already ended, or a
- * system that refuses, keeps its priority.
- */
-function lowerPriority(pid: number, nice: number): void {
-  try {
-    setPriority(pid, nice);
-  } catch {
-    // Exited already, or not allowed here.
-  }
-}
-
 interface RunResult {
   stdout: Buffer;
 }
 
 /** Runs a tool, feeding `input` to stdin; rejects with the last stderr lines on a non-zero exit, kills on abort. */
-function runTool(bin: string, args: string[], opts: { input?: Buffer; signal?: AbortSignal; collectStdout?: boolean; nice?: number | undefined }): Promise<RunResult> {
+function runTool(bin: string, args: string[], opts: { input?: Buffer; signal?: AbortSignal; collectStdout?: boolean }): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
     if (opts.signal?.aborted) {
       reject(abortError(opts.signal));
       return;
     }
     const child = spawn(bin, args, { stdio: [opts.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
-    if (opts.nice && child.pid !== undefined) lowerPriority(child.pid, opts.nice);
     const out: Buffer[] = [];
     let stderrTail = '';
     let settled = false;
@@ -173,7 +158,7 @@ export const CODEC_ARGS: Record<'mp3' | 'wav' | 'flac', (kbps: number) => string
 export async function encodeAudio(
   audio: AudioData,
   outPath: string,
-  opts: { ffmpeg: string; format: 'mp3' | 'wav' | 'flac'; bitrateKbps?: number; signal?: AbortSignal; nice?: number },
+  opts: { ffmpeg: string; format: 'mp3' | 'wav' | 'flac'; bitrateKbps?: number; signal?: AbortSignal },
 ): Promise<void> {
   const channelCount = audio.channels.length;
   if (channelCount === 0) throw new Error('encodeAudio: no channels');
@@ -185,7 +170,7 @@ export async function encodeAudio(
     ...CODEC_ARGS[opts.format](opts.bitrateKbps ?? 128),
     fileUrl(outPath),
   ];
-  await runTool(opts.ffmpeg, args, { input: interleave(audio), signal: opts.signal, nice: opts.nice });
+  await runTool(opts.ffmpeg, args, { input: interleave(audio), signal: opts.signal });
 }
 
 /**

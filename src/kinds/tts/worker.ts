@@ -16,8 +16,7 @@ const PULL_SHARE = 0.5;
 export class TtsHandler implements TaskHandler {
   readonly kind = 'tts' as const;
 
-  /** `nice`: ENGINE_NICE, for the encoder this handler starts from the event loop's thread. */
-  constructor(private readonly deps: { threads: EngineThreads; blobs: BlobStore; ffmpeg: string; models: VoiceModels; nice?: number }) {}
+  constructor(private readonly deps: { threads: EngineThreads; blobs: BlobStore; ffmpeg: string; models: VoiceModels }) {}
 
   async run(ctx: JobContext): Promise<JobOutcome> {
     const params = TtsParams.parse(ctx.task.params);
@@ -34,7 +33,7 @@ export class TtsHandler implements TaskHandler {
     );
     const audio = { sampleRate: out.sampleRate, channels: [out.samples] };
     const file = join(ctx.tmpDir, `output.${params.format}`);
-    await encodeAudio(audio, file, { ffmpeg: this.deps.ffmpeg, format: params.format, signal: ctx.signal, nice: this.deps.nice });
+    await encodeAudio(audio, file, { ffmpeg: this.deps.ffmpeg, format: params.format, signal: ctx.signal });
     const outputKey = `tasks/${ctx.task.id}/output.${params.format}`;
     await stat(file);
     await this.deps.blobs.putFile(outputKey, file, AUDIO_CONTENT_TYPES[params.format]);
