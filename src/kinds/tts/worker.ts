@@ -3,7 +3,6 @@ import { stat } from 'node:fs/promises';
 import { ttsCredits, countCharacters } from '../../domain/pricing.js';
 import { AUDIO_CONTENT_TYPES } from '../../domain/vocabulary.js';
 import type { BlobStore } from '../../ports/blob-store.js';
-import { encodeAudio } from '../../media/ffmpeg.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
 import type { EngineThreads } from '../threads.js';
 import { TtsParams, type TtsResult } from './contract.js';
@@ -12,7 +11,7 @@ import type { VoiceModels } from './voice-models.js';
 /** Of a task's progress, the share a first-use model download takes (it dominates a short text's synthesis). */
 const PULL_SHARE = 0.5;
 
-/** TTS: synthesis in an engine thread, encoding in ffmpeg, the file into the blob store. */
+/** TTS: synthesis and encoding (ffmpeg) in an engine thread, the file into the blob store. */
 export class TtsHandler implements TaskHandler {
   readonly kind = 'tts' as const;
 
@@ -26,14 +25,16 @@ export class TtsHandler implements TaskHandler {
       signal: ctx.signal, onProgress: (f) => ((pulling = true), ctx.onProgress(PULL_SHARE * f)),
     });
     const from = pulling ? PULL_SHARE : 0;
+    const file = join(ctx.tmpDir, `output.${params.format}`);
+    // Encoded by the engine thread too (TtsThreadInput.encodeTo): not from this event loop.
     const out = await this.deps.threads.run(
       'tts',
-      { text: params.text, language: params.language, voiceId: params.voiceId, emotion: params.emotion, speed: params.speed, ...(unavailable ? { unavailable } : {}) },
+      {
+        text: params.text, language: params.language, voiceId: params.voiceId, emotion: params.emotion, speed: params.speed, ...(unavailable ? { unavailable } : {}),
+        encodeTo: { path: file, format: params.format, ffmpeg: this.deps.ffmpeg },
+      },
       { signal: ctx.signal, onProgress: (f) => ctx.onProgress(from + (0.9 - from) * f) },
     );
-    const audio = { sampleRate: out.sampleRate, channels: [out.samples] };
-    const file = join(ctx.tmpDir, `output.${params.format}`);
-    await encodeAudio(audio, file, { ffmpeg: this.deps.ffmpeg, format: params.format, signal: ctx.signal });
     const outputKey = `tasks/${ctx.task.id}/output.${params.format}`;
     await stat(file);
     await this.deps.blobs.putFile(outputKey, file, AUDIO_CONTENT_TYPES[params.format]);
