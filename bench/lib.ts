@@ -80,6 +80,19 @@ export async function writeSection(name: string, headings: readonly string[], se
  * figures swing with others' load; the work one request costs barely does.
  */
 export function processCpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU of a process's main thread alone (its event loop), without its engine, checkpoint or libuv threads: on a
+ * ROLE=all server the process's CPU per request also holds the synthesis of the tasks a create load makes.
+ */
+export function mainThreadCpuSeconds(pid: number): number {
+  return cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function cpuSecondsOf(statPath: string): number {
+  const stat = readFileSync(statPath, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
