@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
+import { getLlama, LlamaLogLevel, type Llama, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TINY_LLM, writeGguf, type GgufModelSpec } from '../../fixtures/gguf-writer.js';
 
@@ -36,11 +36,15 @@ describe('gguf-writer', () => {
         expect(model.tokenizer('{"a": 1}').length).toBeGreaterThan(0);
         const ctx = await model.createContext({ contextSize: 256, threads: 1 });
         const seq = ctx.getSequence();
-        const out: number[] = [];
-        for await (const t of seq.evaluate(model.tokenize('hello'), { temperature: 0.8, seed: 1 })) if (out.push(t) >= 8) break;
-        expect(out).toHaveLength(8);
+        const out: Token[] = [];
+        for await (const t of seq.evaluate(model.tokenize('hello'), { temperature: 0.8, seed: 1, yieldEogToken: true })) if (out.push(t) >= 8) break;
+        // Sampling may draw an end-of-generation token before the eighth (it did once in a full run on a loaded
+        // machine): generation then ends on it, which is a model working, not a broken file.
+        if (out.length < 8) expect(model.isEogToken(out.at(-1))).toBe(true);
+        else expect(out).toHaveLength(8);
         // Random weights with sane scales: the logits stay finite, so sampling never collapses onto one token.
-        expect(new Set(out).size).toBeGreaterThan(1);
+        expect(out.every((t) => Number.isInteger(t) && t >= 0 && t < spec.vocabSize)).toBe(true);
+        if (out.length >= 4) expect(new Set(out).size).toBeGreaterThan(1);
         await ctx.dispose();
       } finally {
         await model.dispose();
