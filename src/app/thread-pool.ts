@@ -49,7 +49,8 @@ export class EngineThreadPool implements EngineThreads {
 
   async run<N extends ThreadName>(name: N, input: ThreadTasks[N]['input'], opts: ThreadRunOptions): Promise<ThreadTasks[N]['output']> {
     // Made and removed here, not in the thread: an abort terminates the thread before its own cleanup runs.
-    const scratch = await mkdtemp(join(this.opts.env.tmpDir ?? tmpdir(), this.opts.env.tmpDir ? `${name}-` : `soundry-${name}-`));
+    // A caller's own folder (a task's) is removed by the caller, whatever happens to the thread.
+    const scratch = opts.tmpDir ?? (await mkdtemp(join(this.opts.env.tmpDir ?? tmpdir(), this.opts.env.tmpDir ? `${name}-` : `soundry-${name}-`)));
     const channel = new MessageChannel();
     channel.port1.on('message', (fraction: number) => opts.onProgress(fraction));
     try {
@@ -62,7 +63,7 @@ export class EngineThreadPool implements EngineThreads {
       return reply.value;
     } finally {
       channel.port1.close();
-      await rm(scratch, { recursive: true, force: true, maxRetries: 2 });
+      if (scratch !== opts.tmpDir) await rm(scratch, { recursive: true, force: true, maxRetries: 2 });
     }
   }
 

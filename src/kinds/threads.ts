@@ -51,6 +51,12 @@ export interface ThreadEnv {
 export interface ThreadRunOptions {
   signal: AbortSignal;
   onProgress(fraction: number): void;
+  /**
+   * The run's scratch folder: a task's own temporary folder, which outlives the run and which its caller
+   * removes. Unset: the pool makes one for the run and removes it after (two file-system round trips on the
+   * event loop per run, plus the recursive removal's).
+   */
+  tmpDir?: string;
 }
 
 /** Engine work off the event loop; the process's thread pool implements it. */

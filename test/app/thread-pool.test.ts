@@ -85,3 +85,18 @@ describe.runIf(process.platform === 'linux')('engine thread priority (ENGINE_NIC
     }
   }, 60_000);
 });
+
+describe('engine thread scratch folders', () => {
+  it("runs in the caller's folder when given one, and leaves that folder to the caller", async () => {
+    const own = await mkdtemp(join(dir, 'task-'));
+    await writeFile(join(own, 'kept.txt'), 'the task keeps its files');
+    const speech = await pool.run('tts', { text: 'In my folder.', language: 'en', voiceId: 1001, emotion: 0, speed: 1 }, { signal: new AbortController().signal, onProgress: () => {}, tmpDir: own });
+    expect(speech.samples.length).toBeGreaterThan(0);
+    expect(await readdir(own)).toEqual(['kept.txt']);
+    // Flite writes its output in the run's scratch folder: pointed at a folder that does not exist, the run
+    // fails, which shows the thread used the caller's folder and not one the pool made.
+    const flite = { text: 'Nowhere to write.', language: 'en', voiceId: 2001, emotion: 0, speed: 1 };
+    await expect(pool.run('tts', flite, { signal: new AbortController().signal, onProgress: () => {}, tmpDir: join(dir, 'missing') })).rejects.toThrow();
+    expect((await pool.run('tts', flite, { signal: new AbortController().signal, onProgress: () => {} })).samples.length).toBeGreaterThan(0);
+  }, 60_000);
+});

@@ -33,7 +33,8 @@ export class TtsHandler implements TaskHandler {
         text: params.text, language: params.language, voiceId: params.voiceId, emotion: params.emotion, speed: params.speed, ...(unavailable ? { unavailable } : {}),
         encodeTo: { path: file, format: params.format, ffmpeg: this.deps.ffmpeg },
       },
-      { signal: ctx.signal, onProgress: (f) => ctx.onProgress(from + (0.9 - from) * f) },
+      // The task's own folder as the thread's scratch: no folder made and removed per run on this event loop.
+      { signal: ctx.signal, onProgress: (f) => ctx.onProgress(from + (0.9 - from) * f), tmpDir: ctx.tmpDir },
     );
     const outputKey = `tasks/${ctx.task.id}/output.${params.format}`;
     await stat(file);
