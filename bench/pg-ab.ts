@@ -22,6 +22,19 @@ export async function backendCpu(admin: pg.Client, database: string): Promise<Ma
   return cpu;
 }
 
+/**
+ * The settings both PostgreSQL path benches read: BENCH_DATABASE_URL (the server and a user that may CREATE
+ * DATABASE), BENCH_CALLS per load (default `defaultCalls`), BENCH_ROUNDS; 10 calls in flight on a pool of 10.
+ */
+export function pgBenchSettings(defaultCalls: number): { adminUrl: string; calls: number; rounds: number; inFlight: number } {
+  return {
+    adminUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    calls: Number(process.env.BENCH_CALLS ?? defaultCalls),
+    rounds: Number(process.env.BENCH_ROUNDS ?? 4),
+    inFlight: 10,
+  };
+}
+
 export type ScratchPostgres = Awaited<ReturnType<typeof openPostgresHandles>> & { admin: pg.Client; name: string; url: URL; drop(): Promise<void> };
 
 /** A new database on the server at `adminUrl` (the user must be allowed to CREATE DATABASE), opened with a pool of `poolSize`. */

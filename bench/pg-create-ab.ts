@@ -12,14 +12,10 @@ import { PostgresTaskCreates } from '../src/adapters/postgres/task-creates.js';
 import { SqlJobQueue } from '../src/adapters/sql/queue.js';
 import { SqlTaskStore } from '../src/adapters/sql/task-store.js';
 import { machine } from './lib.js';
-import { alternate, scratchPostgres } from './pg-ab.js';
+import { alternate, pgBenchSettings, scratchPostgres } from './pg-ab.js';
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const CALLS = Number(process.env.BENCH_CALLS ?? 5_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
-const IN_FLIGHT = 10;
-
-const scratch = await scratchPostgres(ADMIN_URL, IN_FLIGHT);
+const { adminUrl, calls: CALLS, rounds: ROUNDS, inFlight: IN_FLIGHT } = pgBenchSettings(5_000);
+const scratch = await scratchPostgres(adminUrl, IN_FLIGHT);
 const { db, pool, url } = scratch;
 try {
   const queue = new SqlJobQueue(db, { pollIntervalMs: 60_000, logger: pino({ level: 'silent' }) });

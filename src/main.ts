@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   if (requested) return stopBeforeServing(requested);
-  const runner = config.ROLE === 'api' ? null : await container.startWorkers();
+  if (config.ROLE !== 'api') await container.startWorkers();
   if (requested) return stopBeforeServing(requested);
   container.reaper.start();
 

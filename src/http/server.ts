@@ -231,6 +231,9 @@ function installUploadRateFloor(app: FastifyInstance, minBytesPerSecond: number,
   });
 }
 
+/** Levels at which a request's info line is written (FastifyBaseLogger has no isLevelEnabled). */
+const LOGS_INFO: ReadonlySet<string> = new Set(['trace', 'debug', 'info']);
+
 const stringifyEnvelope = (data: EnvelopeBody) => JSON.stringify(data);
 type ZodResponseSchema = Parameters<typeof serializerCompiler>[0]['schema'];
 
@@ -270,8 +273,9 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
     const route = request.routeOptions.url ?? 'unmatched';
     deps.metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     // One line per request (Fastify's own two, "incoming request" and "request completed", are off): at the
-    // route's level, so polls show from LOG_LEVEL=debug only (routes/tasks.ts).
-    request.log.info({ req: { method: request.method, url: request.url, remoteAddress: request.ip }, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+    // route's level, so polls show from LOG_LEVEL=debug only (routes/tasks.ts). Checked first: a poll must not
+    // build the line's objects (and read request.ip) only for the logger to drop them.
+    if (LOGS_INFO.has(request.log.level)) request.log.info({ req: { method: request.method, url: request.url, remoteAddress: request.ip }, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
   });
 
   const docs = new OpenApiDocs();

@@ -64,7 +64,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
   const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'silent', POLL_INTERVAL_MS: '50', WORKER_THREADS: '1', MODELS_AUTO_PULL: 'false', ...profile?.env, ...env });
   const logger = pino({ level: 'silent' });
   const container = await buildContainer(config, logger, opts.container);
-  const runner = opts.workers === false ? null : await container.startWorkers();
+  if (opts.workers !== false) await container.startWorkers();
   const app = await buildHttpServer(container.httpDeps());
   await app.listen({ host: '127.0.0.1', port });
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -110,9 +110,9 @@ export class JobRows {
   }
 
   private async claimOptimistic(kinds: readonly TaskKind[], token: string, leaseMs: (kind: TaskKind) => number): Promise<ClaimedRow | null> {
+    if (kinds.length === 0) return null;
     for (let tries = 0; tries < 5; tries++) {
       const now = this.now();
-      if (kinds.length === 0) return null;
       const found = await this.candidatesByIndex(kinds, now);
       const c = found.reduce<CandidateRow | undefined>((min, row) => (min === undefined || Number(row.seq) < Number(min.seq) ? row : min), undefined);
       if (!c) return null;
