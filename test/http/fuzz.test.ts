@@ -275,7 +275,8 @@ function fetchCase(validKey: string): fc.Arbitrary<FetchCase> {
   const upload = ROUTES.find((r) => r.url === `${API}/files/upload`)!;
   const route = fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...ROUTES) }, { weight: 2, arbitrary: fc.constant(upload) }, { weight: 1, arbitrary: fc.constant(null) });
   return route.chain((r) => {
-    const path = r ? pathFor(r) : fc.oneof(fc.constantFrom('/audio', `${API}/`, `${API}/tts`, '/nope', '/favicon.ico', '/%', '/%ff%fe', '/..%2f', '/ñ'), weird.map((w) => `/${safeEncode(w)}`));
+    // No route: a path that is none of the app's (an empty `weird` would make "/", the console page, a route).
+    const path = r ? pathFor(r) : fc.oneof(fc.constantFrom('/audio', `${API}/`, `${API}/tts`, '/nope', '/favicon.ico', '/%', '/%ff%fe', '/..%2f', '/ñ'), weird.filter((w) => w !== '').map((w) => `/${safeEncode(w)}`));
     const method = r ? fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...r.methods) }, { weight: 1, arbitrary: methods }) : methods;
     if (r?.url === `${API}/files/upload`) {
       return fc.record({ method, path, key: apiKeyHeader(validKey), extra: extraHeaders, mp: fc.oneof({ weight: 6, arbitrary: multipartCase }, { weight: 1, arbitrary: fc.record({ contentType: contentTypes, body: jsonBody(r) }) }) }).map(
