@@ -22,7 +22,7 @@ try {
   const reads = new PostgresPollReads(db, pool);
   const now = Date.now();
   const kysely = { tasks: new SqlTaskStore(db), queue: new SqlJobQueue(db, { pollIntervalMs: 60_000, logger }) };
-  const named = { tasks: new SqlTaskStore(db, { readRow: reads.task }), queue: new SqlJobQueue(db, { pollIntervalMs: 60_000, logger, readPosition: reads.jobPosition }) };
+  const named = { tasks: new SqlTaskStore(db, { readQueried: reads.queried }), queue: new SqlJobQueue(db, { pollIntervalMs: 60_000, logger, readPosition: reads.jobPosition }) };
   // A waiting enhancement with 50 jobs of its kind ahead of it: what a poll of a queued task reads.
   const task = (id: string) => ({ id, kind: 'enhance' as const, accountId: 'acct', apiKeyId: 'key', params: { flags: ['remove_noise'] }, createdAt: now, expiresAt: now + 3_600_000 });
   for (let i = 0; i < 50; i++) await kysely.tasks.create(task(`ahead-${String(i).padStart(2, '0')}`));
@@ -31,7 +31,7 @@ try {
   await kysely.queue.enqueue({ taskId: 'polled', kind: 'enhance' });
   const paths = { kysely, named };
   const loads = {
-    'task row (get)': (p: typeof kysely) => p.tasks.get('polled'),
+    'task row (getForQuery)': (p: typeof kysely) => p.tasks.getForQuery('polled'),
     'queue position': (p: typeof kysely) => p.queue.position({ taskId: 'polled', kind: 'enhance' }),
   };
   // Each path once before measuring: the first call prepares the statements and warms the pool.

@@ -1,5 +1,5 @@
 /**
- * SqlTaskStore.get() on the embedded profile's synchronous read (SqliteReadConnection), an older checkout's
+ * SqlTaskStore.getForQuery() (a poll's read) on the embedded profile's synchronous read (SqliteReadConnection), an older checkout's
  * store against this one, in one process on one database, alternating, CPU per call from process.cpuUsage:
  * whether a change to get() costs the SQLite poll anything, below the noise of an HTTP bench.
  *   BENCH_BEFORE_SRC=/tmp/before/src node --import tsx bench/store-get-ab.ts
@@ -25,15 +25,17 @@ const reads = new SqliteReadConnection(path);
 try {
   const now = Date.now();
   await new SqlTaskStore(db).create({ id: 'task-1', kind: 'tts', accountId: 'acct', apiKeyId: 'key', params: { text: 'Benchmark sentence.' }, createdAt: now, expiresAt: now + 3_600_000 });
-  const readRow = (id: string) => reads.task(id);
-  const stores = { before: new before.SqlTaskStore(db, { readRow }), after: new SqlTaskStore(db, { readRow }) };
+  // Since getForQuery, a poll reads the row without its params (bench/poll-params-ab.ts compares that with
+  // the older get()); both stores here must have it.
+  const readQueried = (id: string) => reads.queried(id);
+  const stores = { before: new before.SqlTaskStore(db, { readQueried }), after: new SqlTaskStore(db, { readQueried }) };
   const perCall: Record<'before' | 'after', number[]> = { before: [], after: [] };
   for (let round = 0; round < ROUNDS; round++) {
     // Alternating which goes first, so that warm-up and load swings fall on both.
     for (const name of round % 2 ? (['after', 'before'] as const) : (['before', 'after'] as const)) {
       const store = stores[name];
       const start = process.cpuUsage();
-      for (let i = 0; i < CALLS; i++) await store.get('task-1');
+      for (let i = 0; i < CALLS; i++) await store.getForQuery('task-1');
       const used = process.cpuUsage(start);
       perCall[name].push((used.user + used.system) / CALLS);
     }

@@ -32,12 +32,12 @@ export function taskStoreAndQueue(
 ): { tasks: SqlTaskStore; queue: JobQueue; storeEnqueues: boolean; close(): void } {
   const reads = pollReads(config, db, raw);
   if (config.REDIS_URL) {
-    const tasks = new SqlTaskStore(db, { onCharged, readRow: reads?.task, ...creates(db, raw, null) });
+    const tasks = new SqlTaskStore(db, { onCharged, readQueried: reads?.task, ...creates(db, raw, null) });
     return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false, close: reads?.close ?? noop };
   }
   const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger, readPosition: reads?.jobPosition });
   // Date.now: the queue's clock (SqlJobQueue is given no other), so the job rows are due as enqueueWithin would write them.
-  const tasks = new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged, readRow: reads?.task, ...creates(db, raw, Date.now) });
+  const tasks = new SqlTaskStore(db, { alsoEnqueue: queue.enqueueWithin, onCharged, readQueried: reads?.task, ...creates(db, raw, Date.now) });
   return { tasks, queue, storeEnqueues: true, close: reads?.close ?? noop };
 }
 
@@ -56,7 +56,7 @@ function creates(
 
 /** The poll's two reads off Kysely, on whichever database this is; `close` ends what they opened. */
 interface PollReads {
-  task: NonNullable<SqlTaskStoreOptions['readRow']>;
+  task: NonNullable<SqlTaskStoreOptions['readQueried']>;
   jobPosition: NonNullable<SqlJobQueueOptions['readPosition']>;
   close(): void;
 }
@@ -64,12 +64,12 @@ interface PollReads {
 function pollReads(config: Config, db: Kysely<Database>, { sqlite, pgPool }: { sqlite: BetterSqlite3.Database | null; pgPool: pg.Pool | null }): PollReads | null {
   if (sqlite) {
     const reads = new SqliteReadConnection(config.DB_PATH);
-    return { task: (id) => reads.task(id), jobPosition: (taskId) => reads.jobPosition(taskId), close: () => reads.close() };
+    return { task: (id) => reads.queried(id), jobPosition: (taskId) => reads.jobPosition(taskId), close: () => reads.close() };
   }
   if (pgPool) {
     const reads = new PostgresPollReads(db, pgPool);
     // The pool is Kysely's: db.destroy() ends it.
-    return { task: reads.task, jobPosition: reads.jobPosition, close: noop };
+    return { task: reads.queried, jobPosition: reads.jobPosition, close: noop };
   }
   return null;
 }

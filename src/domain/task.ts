@@ -34,6 +34,13 @@ export interface TaskRecord {
 }
 
 /**
+ * A task as a query presents it: everything but its params. A query answers from the task's state and result;
+ * its params (a podcast episode's whole script and source, tens or hundreds of KB) were read and parsed on every
+ * poll for nothing. A kind that shows something of them asks for them (PresentTools.params).
+ */
+export type QueriedTask = Omit<TaskRecord, 'params'>;
+
+/**
  * A task id: a UUIDv7 (RFC 9562) written as 32 hex digits, like the random UUIDs before it. Its first 48
  * bits are the creation time in ms, so new rows land at the right edge of the id indexes (tasks and
  * jobs) instead of on a random page each: on SQLite a batch of creates then dirties a few pages, not one

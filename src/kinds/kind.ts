@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { TaskKind, TaskRecord } from '../domain/task.js';
+import type { QueriedTask, TaskKind } from '../domain/task.js';
 import type { Caller } from '../services/auth.js';
 
 export interface PreparedTask {
@@ -14,13 +14,15 @@ export interface PresentTools {
   fileUrl(key: string): Promise<string>;
   /** Queue position of a waiting task (see JobQueue.position). */
   position(taskId: string): Promise<number | null>;
+  /** The task's stored params, read only when asked (a query does not read them otherwise: QueriedTask). */
+  params(): Promise<Record<string, unknown>>;
 }
 
 /** The API side of one task kind: checks at create, the query's data at get. */
 export interface KindApi<Body> {
   readonly kind: TaskKind;
   prepare(body: Body, caller: Caller): Promise<PreparedTask>;
-  present(task: TaskRecord, tools: PresentTools): Promise<Record<string, unknown>>;
+  present(task: QueriedTask, tools: PresentTools): Promise<Record<string, unknown>>;
 }
 
 /** How one kind appears in the spec: its two operations, its body, and the names the spec gives its id. */
@@ -47,6 +49,6 @@ export interface ApiKind<S extends z.ZodType = z.ZodType> {
 }
 
 /** A waiting task's progress as the queries show it. */
-export function roundedProgress(task: TaskRecord): number {
+export function roundedProgress(task: QueriedTask): number {
   return Math.round(task.progress * 100) / 100;
 }

@@ -1,4 +1,4 @@
-import type { TaskKind, TaskRecord, TaskState } from '../domain/task.js';
+import type { QueriedTask, TaskKind, TaskRecord, TaskState } from '../domain/task.js';
 import type { JobPayload } from './queue.js';
 
 export interface NewTask {
@@ -48,6 +48,10 @@ export interface TaskStore {
    */
   createWithinLimit(task: NewTask, limit: number): Promise<CreateWithinLimitResult>;
   get(id: string): Promise<TaskRecord | null>;
+  /** The task without its params, for a query (every poll): see QueriedTask. */
+  getForQuery(id: string): Promise<QueriedTask | null>;
+  /** The task's params alone (null: no such task), for a query whose answer shows some of them. */
+  getParams(id: string): Promise<Record<string, unknown> | null>;
   markRunning(id: string, now: number): Promise<void>;
   setProgress(id: string, progress: number, now: number): Promise<void>;
   /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, concurrencyLimited } from '../domain/errors.js';
-import { newTaskId, type TaskKind, type TaskRecord } from '../domain/task.js';
+import { newTaskId, type QueriedTask, type TaskKind } from '../domain/task.js';
 import type { BlobUrls } from '../ports/blob-store.js';
 import type { JobQueue } from '../ports/queue.js';
 import type { TaskStore } from '../ports/task-store.js';
@@ -103,7 +103,7 @@ export class TaskService {
 
   /** Unknown, expired, other-account and other-kind ids all answer 101008. */
   async get(kind: TaskKind, id: string, caller: Caller): Promise<Record<string, unknown>> {
-    const task = await this.deps.tasks.get(id);
+    const task = await this.deps.tasks.getForQuery(id);
     if (!task || task.kind !== kind || task.accountId !== caller.account.id || task.expiresAt <= this.now()) {
       throw new AppError('TASK_NOT_FOUND');
     }
@@ -117,16 +117,30 @@ export class TaskService {
    * expired.
    */
   async presentById(id: string): Promise<{ kind: TaskKind; data: Record<string, unknown> } | null> {
-    const task = await this.deps.tasks.get(id);
+    const task = await this.deps.tasks.getForQuery(id);
     if (!task || task.expiresAt <= this.now()) return null;
-    const data = await this.present(task);
-    return data ? { kind: task.kind, data } : null;
+    try {
+      const data = await this.present(task);
+      return data ? { kind: task.kind, data } : null;
+    } catch (err) {
+      if (err instanceof AppError && err.errorName === 'TASK_NOT_FOUND') return null; // reaped between two reads
+      throw err;
+    }
   }
 
-  private async present(task: TaskRecord): Promise<Record<string, unknown> | null> {
+  private async present(task: QueriedTask): Promise<Record<string, unknown> | null> {
     const api = this.deps.kinds[task.kind];
     if (!api) return null;
-    return api.present(task, { fileUrl: (key) => this.resultUrl(key, task.expiresAt), position: (taskId) => this.deps.queue.position({ taskId, kind: task.kind }) });
+    return api.present(task, {
+      fileUrl: (key) => this.resultUrl(key, task.expiresAt),
+      position: (taskId) => this.deps.queue.position({ taskId, kind: task.kind }),
+      params: async () => {
+        const params = await this.deps.tasks.getParams(task.id);
+        // Deleted between the two reads (the reaper): as if the first had not found it.
+        if (!params) throw new AppError('TASK_NOT_FOUND');
+        return params;
+      },
+    });
   }
 
   /**

@@ -36,7 +36,7 @@ export interface StoreBackend {
 /** A database opened with the task store's hot paths off Kysely; `close` ends what they opened beside db. */
 export interface HotPaths {
   db: Kysely<Database>;
-  options: Pick<SqlTaskStoreOptions, 'readRow' | 'createBatch' | 'createOne'>;
+  options: Pick<SqlTaskStoreOptions, 'readQueried' | 'createBatch' | 'createOne'>;
   close(): void;
 }
 

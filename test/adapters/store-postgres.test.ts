@@ -29,6 +29,6 @@ defineStoreContract({
   ...postgresBackend(),
   async openHotPaths(url: string) {
     const { db, pool } = await openPostgresHandles(url);
-    return { db, options: { readRow: new PostgresPollReads(db, pool).task, createOne: new PostgresTaskCreates(db, pool, null).createOne }, close: () => undefined };
+    return { db, options: { readQueried: new PostgresPollReads(db, pool).queried, createOne: new PostgresTaskCreates(db, pool, null).createOne }, close: () => undefined };
   },
 });

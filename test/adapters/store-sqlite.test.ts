@@ -25,6 +25,6 @@ defineStoreContract({
   async openHotPaths(location: string) {
     const { db, raw } = await openSqliteHandles(location);
     const reads = new SqliteReadConnection(location);
-    return { db, options: { readRow: (id) => reads.task(id), createBatch: new SqliteTaskCreates(db, raw, null).writeBatch }, close: () => reads.close() };
+    return { db, options: { readQueried: (id) => reads.queried(id), createBatch: new SqliteTaskCreates(db, raw, null).writeBatch }, close: () => reads.close() };
   },
 });

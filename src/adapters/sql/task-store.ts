@@ -3,11 +3,13 @@ import type { Database } from './schema.js';
 import { dialectOf, lockScope, writeTransaction } from './dialect.js';
 import { WriteBatcher, unitsInTransaction } from './write-batch.js';
 import type { CreateWithinLimitResult, KeyUsage, NewTask, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
-import type { TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
+import type { QueriedTask, TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
 import { amountToCharge } from '../../domain/pricing.js';
 import type { JobPayload } from '../../ports/queue.js';
 
 export type TaskRow = Selectable<Database['tasks']>;
+/** What a query reads of a task row: all but its params (QueriedTask). */
+export type QueriedRow = Omit<TaskRow, 'params'>;
 
 /**
  * A task row as the domain's TaskRecord: a plain object of one shape. Its params are parsed here, not
@@ -18,13 +20,20 @@ export type TaskRow = Selectable<Database['tasks']>;
  */
 export function toRecord(row: TaskRow, params?: Record<string, unknown>): TaskRecord {
   return {
+    // A row just written from a NewTask: its params are already at hand, not parsed back.
+    params: params ?? (JSON.parse(row.params) as Record<string, unknown>),
+    ...toQueried(row),
+  };
+}
+
+/** A row read for a query as the domain's QueriedTask: a plain object of one shape (no accessors). */
+export function toQueried(row: QueriedRow): QueriedTask {
+  return {
     id: row.id,
     kind: row.kind as TaskKind,
     accountId: row.account_id,
     apiKeyId: row.api_key_id,
     state: row.state as TaskState,
-    // A row just written from a NewTask: its params are already at hand, not parsed back.
-    params: params ?? (JSON.parse(row.params) as Record<string, unknown>),
     result: row.result === null ? null : (JSON.parse(row.result) as Record<string, unknown>),
     error: row.error,
     engine: row.engine,
@@ -47,11 +56,11 @@ export interface SqlTaskStoreOptions {
   /** Told after completeSuccess committed a charge, so that a cache of balances in this process can drop it. */
   onCharged?: (accountId: string) => void;
   /**
-   * A read of a committed task row off Kysely, used by get(), which every poll calls: synchronous on
-   * SQLite (SqliteReadConnection), so get() adds no await of its own there; a promise on PostgreSQL
-   * (PostgresPollReads). Unset: get() reads through Kysely.
+   * A read of a committed task row (without its params) off Kysely, used by getForQuery(), which every poll
+   * calls: synchronous on SQLite (SqliteReadConnection), so it adds no await of its own there; a promise on
+   * PostgreSQL (PostgresPollReads). Unset: getForQuery() reads through Kysely.
    */
-  readRow?: (id: string) => TaskRow | undefined | Promise<TaskRow | undefined>;
+  readQueried?: (id: string) => QueriedRow | undefined | Promise<QueriedRow | undefined>;
   /**
    * SQLite: writes a batch of creates (count, then insert, each in order) in one transaction and
    * returns their outcomes in order (SqliteTaskCreates); unset: the same steps through Kysely.
@@ -90,10 +99,17 @@ const taskColumns: { [K in keyof TaskRow]: K } = {
 };
 
 const TASK_COLUMNS: ReadonlyArray<keyof TaskRow> = Object.values(taskColumns);
+const { params: _params, ...queriedColumns } = taskColumns;
+const QUERIED_COLUMNS: ReadonlyArray<keyof QueriedRow> = Object.values(queriedColumns);
 
-/** One task row by id: get()'s statement, through Kysely or compiled once for a hot path. */
+/** One task row by id: get()'s statement. */
 export function taskByIdQuery(db: Kysely<Database>, id: string) {
   return db.selectFrom('tasks').select(TASK_COLUMNS).where('id', '=', id);
+}
+
+/** One task row by id without its params: getForQuery()'s statement, through Kysely or compiled once for a hot path. */
+export function queriedByIdQuery(db: Kysely<Database>, id: string) {
+  return db.selectFrom('tasks').select(QUERIED_COLUMNS).where('id', '=', id);
 }
 
 export function newRow(task: NewTask): TaskRow {
@@ -202,14 +218,24 @@ export class SqlTaskStore implements TaskStore {
   }
 
   async get(id: string): Promise<TaskRecord | null> {
-    if (this.opts.readRow) {
-      const read = this.opts.readRow(id);
-      // Awaited only when it is a promise: the synchronous SQLite read stays free of an extra tick.
-      const row = read instanceof Promise ? await read : read;
-      return row ? toRecord(row) : null;
-    }
     const row = await taskByIdQuery(this.db, id).executeTakeFirst();
     return row ? toRecord(row) : null;
+  }
+
+  async getForQuery(id: string): Promise<QueriedTask | null> {
+    if (this.opts.readQueried) {
+      const read = this.opts.readQueried(id);
+      // Awaited only when it is a promise: the synchronous SQLite read stays free of an extra tick.
+      const row = read instanceof Promise ? await read : read;
+      return row ? toQueried(row) : null;
+    }
+    const row = await queriedByIdQuery(this.db, id).executeTakeFirst();
+    return row ? toQueried(row) : null;
+  }
+
+  async getParams(id: string): Promise<Record<string, unknown> | null> {
+    const row = await this.db.selectFrom('tasks').select('params').where('id', '=', id).executeTakeFirst();
+    return row ? (JSON.parse(row.params) as Record<string, unknown>) : null;
   }
 
   async markRunning(id: string, now: number): Promise<void> {

@@ -1,16 +1,16 @@
 import BetterSqlite3 from 'better-sqlite3';
-import type { Selectable } from 'kysely';
-import type { Database } from '../sql/schema.js';
+import type { QueriedRow } from '../sql/task-store.js';
 
-type TaskRow = Selectable<Database['tasks']>;
+type TaskRow = QueriedRow;
 
 /**
- * The task row's columns in the order taskById selects them, and the row rebuilt from those values.
+ * The columns a query reads of a task row (all but its params: QueriedTask), in the order taskById selects
+ * them, and the row rebuilt from those values.
  * The statement returns arrays (better-sqlite3's raw mode): building each row as an object from C++,
  * one property at a time, was a third of the statement's cost on every poll (bench/results/http.md); a
  * literal of fixed shape built here costs a fraction of that.
  */
-const COLUMNS = ['id', 'kind', 'account_id', 'api_key_id', 'state', 'params', 'result', 'error', 'engine', 'progress', 'charged', 'created_at', 'updated_at', 'started_at', 'finished_at', 'expires_at'] as const;
+const COLUMNS = ['id', 'kind', 'account_id', 'api_key_id', 'state', 'result', 'error', 'engine', 'progress', 'charged', 'created_at', 'updated_at', 'started_at', 'finished_at', 'expires_at'] as const;
 type Values = { -readonly [I in keyof typeof COLUMNS]: (typeof COLUMNS)[I] extends keyof TaskRow ? TaskRow[(typeof COLUMNS)[I]] : never };
 // Every column of the row, each once: a column added to the schema must be added here (compile error otherwise).
 const _everyColumn: (typeof COLUMNS)[number] extends keyof TaskRow ? (keyof TaskRow extends (typeof COLUMNS)[number] ? true : never) : never = true;
@@ -22,17 +22,16 @@ function rowOf(v: Values): TaskRow {
     account_id: v[2],
     api_key_id: v[3],
     state: v[4],
-    params: v[5],
-    result: v[6],
-    error: v[7],
-    engine: v[8],
-    progress: v[9],
-    charged: v[10],
-    created_at: v[11],
-    updated_at: v[12],
-    started_at: v[13],
-    finished_at: v[14],
-    expires_at: v[15],
+    result: v[5],
+    error: v[6],
+    engine: v[7],
+    progress: v[8],
+    charged: v[9],
+    created_at: v[10],
+    updated_at: v[11],
+    started_at: v[12],
+    finished_at: v[13],
+    expires_at: v[14],
   };
 }
 
@@ -61,7 +60,8 @@ export class SqliteReadConnection {
     );
   }
 
-  task(id: string): TaskRow | undefined {
+  /** The task row without its params (a query's read). */
+  queried(id: string): TaskRow | undefined {
     const values = this.taskById.get(id);
     return values === undefined ? undefined : rowOf(values);
   }

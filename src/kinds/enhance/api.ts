@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.js';
-import { publicStatus, type TaskRecord } from '../../domain/task.js';
+import { publicStatus, type QueriedTask } from '../../domain/task.js';
 import { ENHANCE_FLAGS, type EnhanceFlag } from '../../domain/vocabulary.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
 import { requireHttpUrl } from '../separation/api.js';
@@ -26,7 +26,7 @@ export class EnhanceKindApi implements KindApi<EnhanceCreateBody> {
     return { params, knownPrice: null };
   }
 
-  async present(task: TaskRecord, tools: PresentTools): Promise<Record<string, unknown>> {
+  async present(task: QueriedTask, tools: PresentTools): Promise<Record<string, unknown>> {
     const status = publicStatus(task.state);
     const data: Record<string, unknown> = { status, output: '', result: '', file_size: 0 };
     if (status === 'success' && task.result) {

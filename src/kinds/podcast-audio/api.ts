@@ -1,6 +1,6 @@
 import { AppError } from '../../domain/errors.js';
 import { DEFAULT_PODCAST_SCRIPT_MAX_CHARS, scriptCharacters, tooLong } from '../../domain/podcast-limits.js';
-import type { TaskRecord } from '../../domain/task.js';
+import type { QueriedTask } from '../../domain/task.js';
 import { isPodcastLanguage } from '../../domain/vocabulary.js';
 import type { TaskStore } from '../../ports/task-store.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
@@ -72,7 +72,7 @@ export class PodcastAudioKindApi implements KindApi<PodcastAudioCreateBody> {
     return { params, knownPrice: null };
   }
 
-  async present(task: TaskRecord, tools: PresentTools): Promise<Record<string, unknown>> {
+  async present(task: QueriedTask, tools: PresentTools): Promise<Record<string, unknown>> {
     const data = scriptFields(task);
     const r = StoredEpisode.parse(task.result ?? {});
     if (data.status === 'success' && r.fileKey) {

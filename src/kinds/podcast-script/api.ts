@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import { DEFAULT_PODCAST_TEXT_MAX_CHARS, tooLong } from '../../domain/podcast-limits.js';
 import { countCharacters } from '../../domain/pricing.js';
-import { publicStatus, type TaskRecord } from '../../domain/task.js';
+import { publicStatus, type QueriedTask } from '../../domain/task.js';
 import { isPodcastLanguage } from '../../domain/vocabulary.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import { httpUrlOrNull } from '../fields.js';
@@ -12,7 +12,7 @@ import { PodcastScriptCreateBody, PodcastScriptResult, type PodcastScriptParams,
 const StoredScript = PodcastScriptResult.partial();
 
 /** The fields both podcast queries share; empty while waiting, filled from the result on success. */
-export function scriptFields(task: TaskRecord): Record<string, unknown> {
+export function scriptFields(task: QueriedTask): Record<string, unknown> {
   const r = StoredScript.parse(task.result ?? {});
   const status = publicStatus(task.state);
   const data: Record<string, unknown> = {
@@ -79,7 +79,7 @@ export class PodcastScriptKindApi implements KindApi<PodcastScriptCreateBody> {
     return { params, knownPrice: null };
   }
 
-  async present(task: TaskRecord, _tools: PresentTools): Promise<Record<string, unknown>> {
+  async present(task: QueriedTask, _tools: PresentTools): Promise<Record<string, unknown>> {
     return scriptFields(task);
   }
 }

@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.js';
-import { publicStatus, type TaskRecord } from '../../domain/task.js';
+import { publicStatus, type QueriedTask } from '../../domain/task.js';
 import { httpUrlOrNull } from '../fields.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
 import { SeparationCreateBody, SeparationParams, SeparationResult, SeparationQueryData, SEPARATION_EXAMPLE } from './contract.js';
@@ -25,9 +25,10 @@ export class SeparationKindApi implements KindApi<SeparationCreateBody> {
     return { params, knownPrice: null };
   }
 
-  async present(task: TaskRecord, tools: PresentTools): Promise<Record<string, unknown>> {
+  async present(task: QueriedTask, tools: PresentTools): Promise<Record<string, unknown>> {
     const status = publicStatus(task.state);
-    const params = SeparationParams.parse(task.params);
+    // The one query that shows something of its params (video_url): read for it alone.
+    const params = SeparationParams.parse(await tools.params());
     const data: Record<string, unknown> = { status, file_type: '', video_url: params.inputUrl, output: {}, zip_url: '' };
     if (status === 'success' && task.result) {
       const r = SeparationResult.parse(task.result);

@@ -1,6 +1,6 @@
 import { AppError } from '../../domain/errors.js';
 import { countCharacters, ttsCredits } from '../../domain/pricing.js';
-import { publicStatus, type TaskRecord } from '../../domain/task.js';
+import { publicStatus, type QueriedTask } from '../../domain/task.js';
 import { EMOTION_NAMES } from '../../domain/vocabulary.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
@@ -55,7 +55,7 @@ export class TtsKindApi implements KindApi<TtsCreateBody> {
     return { params, knownPrice: ttsCredits(body.text) };
   }
 
-  async present(task: TaskRecord, tools: PresentTools): Promise<Record<string, unknown>> {
+  async present(task: QueriedTask, tools: PresentTools): Promise<Record<string, unknown>> {
     const status = publicStatus(task.state);
     const data: Record<string, unknown> = { status, output: '' };
     if (status === 'success' && task.result) {

@@ -38,6 +38,15 @@ export function taskStoreContract(use: () => StoreFixture): void {
     expect(created).toEqual(expected);
     expect(await tasks.get(input.id)).toEqual(expected);
     expect(await tasks.get('no-such-task')).toBeNull();
+    // A query's read (on the hot path's own statement where the store has one): everything but the params,
+    // which come on their own when asked.
+    const { params: _params, ...queried } = expected;
+    const forQuery = await tasks.getForQuery(input.id);
+    expect(forQuery).toStrictEqual(queried);
+    expect(forQuery).not.toHaveProperty('params');
+    expect(await tasks.getParams(input.id)).toStrictEqual(params);
+    expect(await tasks.getForQuery('no-such-task')).toBeNull();
+    expect(await tasks.getParams('no-such-task')).toBeNull();
   });
 
   it('sums usage per key: tasks, successes, failures and credits charged (numbers, not bigint strings)', async () => {
