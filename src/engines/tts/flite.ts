@@ -3,7 +3,6 @@ import { readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import { WASI } from 'node:wasi';
 import type { AudioData } from '../../media/audio.js';
 import type { EngineContext, EngineVoice, TtsEngine, TtsRequest } from '../../ports/engines.js';
 import { decodeWav } from '../../media/wav.js';
@@ -58,6 +57,9 @@ export class FliteEngine implements TtsEngine {
     if (spec.pitchShift) args.push('--setf', `f0_shift=${prosody.pitch.toFixed(4)}`);
     // -t: the argument is text, never a file name to read (flite would otherwise open a space-less argument).
     args.push('-t', request.text, outName);
+    // Imported here, not at the top: on Node 20 importing node:wasi prints an ExperimentalWarning, which every
+    // `npm start` showed although only a task for a flite voice ever runs this.
+    const { WASI } = await import('node:wasi');
     const wasi = new WASI({
       version: 'preview1',
       args,
