@@ -12,11 +12,9 @@ export type TaskRow = Selectable<Database['tasks']>;
 export type QueriedRow = Omit<TaskRow, 'params'>;
 
 /**
- * A task row as the domain's TaskRecord: a plain object of one shape. Its params are parsed here, not
- * on first read through a getter: an object literal with an accessor is built by a runtime call that
- * leaves it in dictionary mode, which cost every poll more (2-3% of its CPU by `perf`) than parsing the
- * params of a typical task (a few hundred bytes); a TTS task at the default TTS_MAX_CHARS costs a few
- * microseconds more per poll (bench/results/http.md).
+ * A task row as the domain's TaskRecord (what workers and the admin read; a query reads QueriedTask, without
+ * params): a plain object of one shape. Its params are parsed here, not on first read through a getter: an
+ * object literal with an accessor is built by a runtime call that leaves it in dictionary mode (bench/results/http.md).
  */
 export function toRecord(row: TaskRow, params?: Record<string, unknown>): TaskRecord {
   return {

@@ -1,8 +1,6 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { QueriedRow } from '../sql/task-store.js';
 
-type TaskRow = QueriedRow;
-
 /**
  * The columns a query reads of a task row (all but its params: QueriedTask), in the order taskById selects
  * them, and the row rebuilt from those values.
@@ -11,11 +9,11 @@ type TaskRow = QueriedRow;
  * literal of fixed shape built here costs a fraction of that.
  */
 const COLUMNS = ['id', 'kind', 'account_id', 'api_key_id', 'state', 'result', 'error', 'engine', 'progress', 'charged', 'created_at', 'updated_at', 'started_at', 'finished_at', 'expires_at'] as const;
-type Values = { -readonly [I in keyof typeof COLUMNS]: (typeof COLUMNS)[I] extends keyof TaskRow ? TaskRow[(typeof COLUMNS)[I]] : never };
+type Values = { -readonly [I in keyof typeof COLUMNS]: (typeof COLUMNS)[I] extends keyof QueriedRow ? QueriedRow[(typeof COLUMNS)[I]] : never };
 // Every column of the row, each once: a column added to the schema must be added here (compile error otherwise).
-const _everyColumn: (typeof COLUMNS)[number] extends keyof TaskRow ? (keyof TaskRow extends (typeof COLUMNS)[number] ? true : never) : never = true;
+const _everyColumn: (typeof COLUMNS)[number] extends keyof QueriedRow ? (keyof QueriedRow extends (typeof COLUMNS)[number] ? true : never) : never = true;
 
-function rowOf(v: Values): TaskRow {
+function rowOf(v: Values): QueriedRow {
   return {
     id: v[0],
     kind: v[1],
@@ -61,7 +59,7 @@ export class SqliteReadConnection {
   }
 
   /** The task row without its params (a query's read). */
-  queried(id: string): TaskRow | undefined {
+  queried(id: string): QueriedRow | undefined {
     const values = this.taskById.get(id);
     return values === undefined ? undefined : rowOf(values);
   }
