@@ -1,4 +1,4 @@
-import { maxHeaderSize, STATUS_CODES, type ServerResponse } from 'node:http';
+import { maxHeaderSize, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
@@ -69,6 +69,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', validationMessage(error, request.body))));
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
+      lingerAfterAnswer(request.raw);
       return reply.status(200).send(refusal(new AppError('PAYLOAD_TOO_LARGE')));
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
@@ -123,6 +124,29 @@ export function clientErrorRefusal(err: Error & { code?: string; reason?: unknow
 const answeredSockets = new WeakSet<Duplex>();
 /** How long a refused connection may still send before it is closed (it must be able to read the answer). */
 const REFUSED_LINGER_MS = 2000;
+
+/**
+ * A body refused before it has all arrived (too large) is answered with `Connection: close` (Fastify sets it),
+ * and Node closes the connection as soon as the answer is written. With the rest of the body unread that close
+ * is a reset, and a client still sending gets an error instead of the answer (fetch, measured from outside:
+ * EPIPE for 11 of 40 uploads of 9 MB). Here the connection is closed once the client has sent its body (Node
+ * reads and drops it) or after REFUSED_LINGER_MS, whichever comes first.
+ */
+function lingerAfterAnswer(req: IncomingMessage): void {
+  const socket = req.socket;
+  if (!socket || req.complete) return;
+  // Node calls destroySoon() once the answer is written (resOnFinish); this instance's waits for the body first.
+  socket.destroySoon = () => {
+    socket.end();
+    const close = () => {
+      clearTimeout(timer);
+      socket.destroy();
+    };
+    const timer = setTimeout(close, REFUSED_LINGER_MS).unref();
+    if (req.complete) close();
+    else req.once('end', close).once('close', close);
+  };
+}
 
 /**
  * Writes one envelope answer straight to a connection and closes it: for connections whose HTTP can no
