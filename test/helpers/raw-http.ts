@@ -40,9 +40,9 @@ function dechunk(data: Buffer): Buffer | null {
  * `timeoutMs`. `head`: the answer has no body whatever its content-length says. `endAfterWrite`: half-close
  * after the bytes, so a request cut short is answered rather than waited for.
  */
-export function rawRequest(port: number, data: string | Buffer, opts: { timeoutMs?: number; head?: boolean; endAfterWrite?: boolean } = {}): Promise<RawAnswer | null> {
+export function rawRequest(port: number, data: string | Buffer, opts: { timeoutMs?: number; head?: boolean; endAfterWrite?: boolean; host?: string } = {}): Promise<RawAnswer | null> {
   return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect(port, opts.host ?? '127.0.0.1');
     let buf = Buffer.alloc(0);
     let done = false;
     const finish = (answer: RawAnswer | null) => {
