@@ -50,11 +50,15 @@ function validationMessage(err: FastifyError, body: unknown): string {
   return `Invalid parameters: ${err.message}`;
 }
 
+function notFound(request: FastifyRequest, note: string): EnvelopeBody {
+  return refusal(new AppError('NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?')[0]}${note}`));
+}
+
 /**
  * The only place envelopes for errors are written. Business refusals and bad input answer HTTP 200
  * (the business result is in `code`); unknown paths 404; our own faults 500 (docs/api.md).
  */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, notFoundNote = ''): void {
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
     if (error instanceof AppError) {
       void reply.headers(error.headers);
@@ -64,6 +68,13 @@ export function installErrorHandling(app: FastifyInstance): void {
         return reply.status(408).header('connection', 'close').send(refusal(error));
       }
       return reply.status(error.errorName === 'SERVICE_UNAVAILABLE' ? 503 : 200).send(refusal(error));
+    }
+    if (request.is404) {
+      // The not-found handler is a route too, and Fastify parses its body first: a path nobody serves is the
+      // 404 whatever the body (seen from outside: a bad body on an unknown path answered 100002, or on a worker
+      // node Fastify's own 400/415 body). The unread rest of an oversized body closes as for any refusal.
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) lingerAfterAnswer(request.raw);
+      return reply.status(404).send(notFound(request, notFoundNote));
     }
     if (error.validation || hasZodFastifySchemaValidationErrors(error)) {
       return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', validationMessage(error, request.body))));
@@ -76,7 +87,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       const aboutBody = error instanceof SyntaxError || (error.code ?? '').startsWith('FST_ERR_CTP_');
       if (!aboutBody && (error.statusCode === 403 || error.statusCode === 404)) {
         // A plugin's refusal (the docs' static files refuse "../"): an unknown path, not a body problem.
-        return reply.status(404).send(refusal(new AppError('NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?')[0]}`)));
+        return reply.status(404).send(notFound(request, notFoundNote));
       }
       // Malformed JSON, empty body, bad content type: all the one validation code.
       const detail = error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY'
@@ -88,7 +99,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.status(500).send(refusal(new AppError('INTERNAL_ERROR')));
   });
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send(refusal(new AppError('NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?')[0]}`)));
+    reply.status(404).send(notFound(request, notFoundNote));
   });
   installProtocolErrorHandling(app);
 }
@@ -132,7 +143,7 @@ const REFUSED_LINGER_MS = 2000;
  * EPIPE for 11 of 40 uploads of 9 MB). Here the connection is closed once the client has sent its body (Node
  * reads and drops it) or after REFUSED_LINGER_MS, whichever comes first.
  */
-function lingerAfterAnswer(req: IncomingMessage): void {
+export function lingerAfterAnswer(req: IncomingMessage): void {
   const socket = req.socket;
   if (!socket || req.complete) return;
   // Node calls destroySoon() once the answer is written (resOnFinish); this instance's waits for the body first.

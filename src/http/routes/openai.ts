@@ -6,6 +6,7 @@ import type { RequestLimits } from '../../ports/limits.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import type { AuthService, Operation } from '../../services/auth.js';
 import { OpenAiSpeechBody } from '../../kinds/tts/contract.js';
+import { lingerAfterAnswer } from '../envelope.js';
 import { OPENAI_SPEECH_MODELS, OPENAI_VOICES, openAiVoice, SpeechRefusal, type OpenAiSpeech } from '../../kinds/tts/openai.js';
 
 const CONTENT_TYPES: Record<OpenAiSpeechBody['response_format'], string> = {
@@ -64,6 +65,10 @@ export interface OpenAiRouteDeps {
   speech: OpenAiSpeech;
 }
 
+function unknownRoute(request: FastifyRequest): AppError {
+  return new AppError('NOT_FOUND', `Unknown route: ${request.method} ${request.url.split('?')[0]}`);
+}
+
 /**
  * OpenAI-compatible routes under /v1 (docs/api.md "OpenAI-compatible routes"): their own error handler,
  * so refusals here are OpenAI's error bodies and statuses, not the spec's envelopes.
@@ -72,8 +77,12 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
   await app.register(
     async (v1) => {
       v1.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
+        // An oversized body is refused before it has all arrived: the connection closes once it has (envelope.ts).
+        if (error.statusCode === 413) lingerAfterAnswer(request.raw);
         let appError: AppError;
-        if (error instanceof AppError) appError = error;
+        // A route nobody serves is the 404 whatever its body (its handler parses one first, like any route).
+        if (request.is404 && !(error instanceof AppError)) appError = unknownRoute(request);
+        else if (error instanceof AppError) appError = error;
         else if (hasZodFastifySchemaValidationErrors(error)) {
           const first = error.validation[0];
           const param = first?.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
@@ -92,7 +101,7 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
         return reply.status(status).send(body);
       });
       v1.setNotFoundHandler((request, reply) => {
-        const { status, body } = openAiError(new AppError('NOT_FOUND', `Unknown route: ${request.method} ${request.url.split('?')[0]}`));
+        const { status, body } = openAiError(unknownRoute(request));
         return reply.status(status).send(body);
       });
 
