@@ -228,4 +228,10 @@ export function installProtocolErrorHandling(app: FastifyInstance): void {
   app.server.on('connect', (req, socket: Duplex) => {
     answerOnSocket(socket, 404, new AppError('NOT_FOUND', 'Not Found: CONNECT (this server is not a proxy)'));
   });
+  // A client that half-closes once its request is sent (`printf ... | ncat`, a script's shutdown(SHUT_WR)) still
+  // reads the answer: by default Node aborts the requests still in progress when the client's FIN arrives and
+  // closes the connection unanswered (seen from outside: every route slower than the FIN got no answer). With
+  // this Node's own flag, the connection closes after the last answer instead. The flag is Node's
+  // http.Server property (since 0.x), not in its typings.
+  (app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 }

@@ -186,6 +186,25 @@ describe('answers before routing', () => {
     }
   });
 
+  it('a client that half-closes after its request (printf | ncat) still reads the answer', async () => {
+    // Node's default aborts every request still in progress when the client's FIN arrives: no answer at all.
+    const body = JSON.stringify({ voice_id: 1001, emotion: 1, speed: 1, language: 'en', text: 'Half closed.' });
+    const create = await rawRequest(port, `POST ${API}/tts/task/create HTTP/1.1\r\nHost: x\r\napi-key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`, { endAfterWrite: true });
+    expect(create?.status).toBe(200);
+    const job = (parseJson(create!.body) as { code: number; data: { job_id: string } });
+    expect(job.code).toBe(100000);
+    const query = JSON.stringify({ global_id: job.data.job_id });
+    for (const request of [
+      `POST ${API}/tts/task/get HTTP/1.1\r\nHost: x\r\napi-key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${query.length}\r\n\r\n${query}`,
+      'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+      `GET ${API}/tts/voices?language=en HTTP/1.1\r\nHost: x\r\napi-key: ${key}\r\n\r\n`,
+    ]) {
+      const answer = await rawRequest(port, request, { endAfterWrite: true });
+      // The test app runs no workers, so /healthz says 503: an answer is what counts here.
+      expect(answer?.status, request.slice(0, 50)).toBe(request.includes('/healthz') ? 503 : 200);
+    }
+  });
+
   it('the server keeps serving after all of them', async () => {
     expect((await app.get(`${API}/tts/voices?page_size=1`, key)).json.code).toBe(100000);
   });
