@@ -19,6 +19,32 @@ type Lane = 'short' | 'long';
 const LANES: { readonly [N in ThreadName]: Lane } = { tts: 'short', separation: 'long', enhance: 'long', asr: 'long', llm: 'long' };
 
 /**
+ * The process's Node flags an engine thread takes: how to load modules (`--import tsx` under npm start),
+ * warnings and experimental features. Node refuses V8 and process-wide flags in a thread's execArgv
+ * (`--max-old-space-size`, `--expose-gc`, `--stack-size`, `--perf-basic-prof`, `--title`...): with one of them
+ * on the command line the threads never started, and every engine task failed as an internal error. Those
+ * flags apply to every thread of the process anyway. In execArgv a token without a dash is the value of
+ * the flag before it (the script and its arguments are not there), so it goes or stays with that flag.
+ */
+const THREAD_FLAG = /^--(import|require|loader|experimental-loader|conditions|experimental-[\w-]+|no-experimental-[\w-]+|enable-source-maps|no-warnings|disable-warning|trace-warnings|no-deprecation|trace-deprecation|throw-deprecation|pending-deprecation|unhandled-rejections|preserve-symlinks|preserve-symlinks-main)(=|$)/;
+const SHORT_FLAGS: Readonly<Record<string, string>> = { '-r': '--require', '-C': '--conditions' };
+
+export function threadExecArgv(execArgv: readonly string[]): string[] {
+  const out: string[] = [];
+  let keepValue = false;
+  for (const token of execArgv) {
+    if (!token.startsWith('-')) {
+      if (keepValue) out.push(token);
+      continue;
+    }
+    const flag = SHORT_FLAGS[token] ?? token;
+    keepValue = THREAD_FLAG.test(flag);
+    if (keepValue) out.push(flag);
+  }
+  return out;
+}
+
+/**
  * CPU-heavy engine work runs here, off the API's event loop. One pool per process, in two lanes made on
  * first use (an API node rendering voice samples only ever starts the short one); threads keep their
  * engines warm between tasks (the first espeak synthesis in a thread is 3-4x slower).
@@ -32,8 +58,9 @@ export class EngineThreadPool implements EngineThreads {
     let piscina = this.lanes.get(lane);
     if (!piscina) {
       const runningFromSource = import.meta.url.endsWith('.ts');
+      const inherited = threadExecArgv(process.execArgv);
       // Under tsx (npm start) or vitest the sources are .ts: the thread needs the tsx loader too.
-      const execArgv = runningFromSource && !process.execArgv.some((a) => a.includes('tsx')) ? [...process.execArgv, '--import', 'tsx'] : process.execArgv;
+      const execArgv = runningFromSource && !inherited.some((a) => a.includes('tsx')) ? [...inherited, '--import', 'tsx'] : inherited;
       piscina = new Piscina({
         filename: fileURLToPath(new URL(runningFromSource ? './engine-thread-source.mjs' : './engine-thread.js', import.meta.url)),
         minThreads: 1,

@@ -2,7 +2,8 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineThreadPool } from '../../src/app/thread-pool.js';
+import { Worker } from 'node:worker_threads';
+import { EngineThreadPool, threadExecArgv } from '../../src/app/thread-pool.js';
 import { resolveMediaTools } from '../../src/media/ffmpeg.js';
 import { encodeWav } from '../../src/media/wav.js';
 
@@ -99,4 +100,18 @@ describe('engine thread scratch folders', () => {
     await expect(pool.run('tts', flite, { signal: new AbortController().signal, onProgress: () => {}, tmpDir: join(dir, 'missing') })).rejects.toThrow();
     expect((await pool.run('tts', flite, { signal: new AbortController().signal, onProgress: () => {} })).samples.length).toBeGreaterThan(0);
   }, 60_000);
+});
+
+describe("the process's Node flags in engine threads", () => {
+  it('keeps what a thread takes (module loading, warnings), drops what Node refuses in a thread, values with their flags', async () => {
+    const argv = ['--max-old-space-size=1024', '--title', 'soundry', '-r', 'dotenv/config', '--expose-gc', '--stack-size', '2000', '--import', 'tsx',
+      '--conditions=development', '--perf-basic-prof', '--enable-source-maps', '--no-warnings', '--trace-gc', '--unhandled-rejections=strict'];
+    const kept = threadExecArgv(argv);
+    expect(kept).toEqual(['--require', 'dotenv/config', '--import', 'tsx', '--conditions=development', '--enable-source-maps', '--no-warnings', '--unhandled-rejections=strict']);
+    // Node itself refuses the whole list in a thread, and takes what is kept (without the module flags, whose
+    // modules need not exist here): a real thread starts with them and exits cleanly.
+    expect(() => new Worker('0', { eval: true, execArgv: argv })).toThrow(/invalid execArgv/);
+    const worker = new Worker('0', { eval: true, execArgv: kept.filter((a) => !['--require', '--import', 'dotenv/config', 'tsx'].includes(a)) });
+    expect(await new Promise((resolve) => worker.once('exit', resolve))).toBe(0);
+  });
 });

@@ -31,8 +31,8 @@ export class ServerProcesses {
   private readonly children: ChildProcess[] = [];
 
   /** A server process with the given stdio, tracked for cleanup (LOG_LEVEL warn unless env says otherwise). */
-  spawn(env: Record<string, string>, stdio: StdioOptions = ['ignore', 'ignore', 'pipe']): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  spawn(env: Record<string, string>, stdio: StdioOptions = ['ignore', 'ignore', 'pipe'], nodeFlags: readonly string[] = []): ChildProcess {
+    const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', 'src/main.ts'], {
       cwd: REPO_ROOT,
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },
       stdio,
@@ -41,9 +41,9 @@ export class ServerProcesses {
     return child;
   }
 
-  /** A server whose non-zero exit prints its last stderr (so a crash at start-up explains itself). */
-  start(env: Record<string, string>): ChildProcess {
-    const child = this.spawn(env);
+  /** A server whose non-zero exit prints its last stderr (so a crash at start-up explains itself); `nodeFlags` go before `--import tsx`. */
+  start(env: Record<string, string>, nodeFlags: readonly string[] = []): ChildProcess {
+    const child = this.spawn(env, undefined, nodeFlags);
     let stderr = '';
     child.stderr?.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
     child.on('exit', (code, signal) => {
