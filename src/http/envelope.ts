@@ -28,9 +28,9 @@ function fieldPath(instancePath: string): string {
     .join('');
 }
 
-/** The value at a validation error's path in what the client sent (undefined when absent). */
-function valueAt(body: unknown, instancePath: string): unknown {
-  let value = body;
+/** The value at a validation error's path in what the client sent there (body, query...; undefined when absent). */
+function valueAt(sent: unknown, instancePath: string): unknown {
+  let value = sent;
   for (const part of instancePath.split('/').filter(Boolean)) {
     if (value === null || typeof value !== 'object') return undefined;
     value = (value as Record<string, unknown>)[part];
@@ -38,11 +38,11 @@ function valueAt(body: unknown, instancePath: string): unknown {
   return value;
 }
 
-function validationMessage(err: FastifyError, body: unknown): string {
+function validationMessage(err: FastifyError, sent: unknown): string {
   if (hasZodFastifySchemaValidationErrors(err)) {
     const parts = err.validation.map((v) => {
-      // Unions and enums report a missing field as "Invalid input"/"Invalid option": look at the body itself.
-      const missing = /received undefined$/.test(v.message ?? '') || (v.instancePath !== '' && /^Invalid (input|option)\b/.test(v.message ?? '') && valueAt(body, v.instancePath) === undefined);
+      // Unions and enums report a missing field as "Invalid input"/"Invalid option": look at what was sent.
+      const missing = /received undefined$/.test(v.message ?? '') || (v.instancePath !== '' && /^Invalid (input|option)\b/.test(v.message ?? '') && valueAt(sent, v.instancePath) === undefined);
       return `${fieldPath(v.instancePath) || 'body'}: ${missing ? 'required' : v.message}`;
     });
     return `Invalid parameters: ${parts.join('; ')}`;
@@ -77,7 +77,9 @@ export function installErrorHandling(app: FastifyInstance, notFoundNote = ''): v
       return reply.status(404).send(notFound(request, notFoundNote));
     }
     if (error.validation || hasZodFastifySchemaValidationErrors(error)) {
-      return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', validationMessage(error, request.body))));
+      // What was sent where the schema failed: a query string's bad value is not a "required" body field.
+      const sent = { body: request.body, querystring: request.query, params: request.params, headers: request.headers }[error.validationContext ?? 'body'];
+      return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', validationMessage(error, sent))));
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
       lingerAfterAnswer(request.raw);

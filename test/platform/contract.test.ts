@@ -282,6 +282,21 @@ describe('Soundry decisions for what the spec leaves open', () => {
     expect((await app.get(`${API}/tts/voices`)).json.code).toBe(101002);
   });
 
+  it('voice list: a bad query value is named as such, never "required" (it was read from the absent body)', async () => {
+    const { key } = await app.newKey();
+    const refused = async (query: string) => (await app.get(`${API}/tts/voices?${query}`, key)).json;
+    for (const [query, message] of [
+      ['page=NaN', 'page: Invalid input: expected a number (or a numeric string such as "1.5")'],
+      ['page=1.5', 'page: Invalid input: expected int, received number'],
+      ['gender=male', 'gender: Invalid input: expected a number (or a numeric string such as "1.5")'],
+      ['page=1&page=2', 'page: Invalid input: expected a number (or a numeric string such as "1.5")'],
+      ['page_size=0', 'page_size: Too small: expected number to be >=1'],
+    ]) {
+      expect(await refused(query!), query).toEqual({ code: 100002, data: {}, message: `Invalid parameters: ${message}` });
+    }
+    expect((await refused('language=en&language=fr')).message).toMatch(/^Invalid parameters: language: Invalid input: expected string, received array/);
+  });
+
   it('serves the OpenAPI document and the interactive reference', async () => {
     const doc = await app.get('/openapi.json');
     expect(doc.json.openapi).toMatch(/^3\./);
