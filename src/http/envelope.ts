@@ -40,11 +40,15 @@ function valueAt(sent: unknown, instancePath: string): unknown {
 
 function validationMessage(err: FastifyError, sent: unknown): string {
   if (hasZodFastifySchemaValidationErrors(err)) {
-    const parts = err.validation.map((v) => {
+    const issues = err.validation.map((v) => {
       // Unions and enums report a missing field as "Invalid input"/"Invalid option": look at what was sent.
       const missing = /received undefined$/.test(v.message ?? '') || (v.instancePath !== '' && /^Invalid (input|option)\b/.test(v.message ?? '') && valueAt(sent, v.instancePath) === undefined);
-      return `${fieldPath(v.instancePath) || 'body'}: ${missing ? 'required' : v.message}`;
+      return { field: fieldPath(v.instancePath) || 'body', text: missing ? 'required' : (v.message ?? 'invalid') };
     });
+    // Each problem once: an intersection reports a wrong body twice, and a field that is there but wrong
+    // (an empty global_id) is not also "required" (the refinement that asks for one of two id fields).
+    const named = new Set(issues.filter((i) => i.text !== 'required').map((i) => i.field));
+    const parts = [...new Set(issues.filter((i) => i.text !== 'required' || !named.has(i.field)).map((i) => `${i.field}: ${i.text}`))];
     return `Invalid parameters: ${parts.join('; ')}`;
   }
   return `Invalid parameters: ${err.message}`;

@@ -172,6 +172,15 @@ describe('Soundry decisions for what the spec leaves open', () => {
     expect(lang.json.message).toMatch(/language/);
   });
 
+  it('names each problem once: a body that is not an object, an id that is there but empty', async () => {
+    const { key } = await app.newKey();
+    for (const [body, type] of [[[], 'array'], [null, 'null'], ['"str"', 'string']] as const) { // a string is sent as it is: here, JSON text
+      expect((await app.post(TTS_CREATE, body, key)).json.message).toBe(`Invalid parameters: body: Invalid input: expected object, received ${type}`);
+    }
+    expect((await app.post(`${API}/tts/task/get`, { global_id: '' }, key)).json.message).toBe('Invalid parameters: global_id: Too small: expected string to have >=1 characters');
+    expect((await app.post(`${API}/tts/task/get`, {}, key)).json.message).toBe('Invalid parameters: global_id: required');
+  });
+
   it('100003 when the text is longer than TTS_MAX_CHARS', async () => {
     const { key } = await app.newKey();
     const res = await app.post(TTS_CREATE, ttsBody({ text: 'a'.repeat(app.config.TTS_MAX_CHARS + 1) }), key);
