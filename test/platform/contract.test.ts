@@ -204,6 +204,11 @@ describe('Soundry decisions for what the spec leaves open', () => {
     expect(bad.json.message).toMatch(/model_type/);
     const podcast = await app.post(`${API}/podcast/script/create`, { source_type: 4 }, key);
     expect(podcast.json.message).toMatch(/text: required when source_type is 4/);
+    // A source_type out of range is that one problem, not also a missing url.
+    const outOfRange = await app.post(`${API}/podcast/script/create`, { source_type: 5, text: 'x' }, key);
+    expect(outOfRange.json.message).toBe('Invalid parameters: source_type: Too big: expected number to be <=4');
+    const noUrl = await app.post(`${API}/podcast/script/create`, { source_type: 2 }, key);
+    expect(noUrl.json.message).toBe('Invalid parameters: url: required when source_type is 1, 2 or 3');
   });
 
   it('free podcast steps bound every stored field: 100002 names the field, its size and the limit, and nothing is stored', async () => {

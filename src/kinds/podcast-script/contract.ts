@@ -21,7 +21,7 @@ export const PodcastScriptCreateBody = z
   })
   .superRefine((b, ctx) => {
     if (b.source_type === 4 && !b.text?.trim()) ctx.addIssue({ code: 'custom', path: ['text'], message: 'required when source_type is 4' });
-    if (b.source_type !== 4 && !b.url?.trim()) ctx.addIssue({ code: 'custom', path: ['url'], message: 'required when source_type is 1, 2 or 3' });
+    if ([1, 2, 3].includes(b.source_type) && !b.url?.trim()) ctx.addIssue({ code: 'custom', path: ['url'], message: 'required when source_type is 1, 2 or 3' });
   });
 export type PodcastScriptCreateBody = z.infer<typeof PodcastScriptCreateBody>;
 
