@@ -1,14 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openSqlite } from '../../src/adapters/sqlite/database.js';
-import { SqlAccountStore } from '../../src/adapters/sql/account-store.js';
-import { issueApiKey } from '../../src/services/auth.js';
-import { freePort } from '../helpers/app.js';
 import { exited, ServerProcesses, until } from '../helpers/processes.js';
+import { serverData } from '../helpers/server-data.js';
 
-const API = '/audio/api/v1/api-keys';
 const servers = new ServerProcesses();
 afterAll(() => servers.killAll());
 
@@ -19,14 +12,8 @@ afterAll(() => servers.killAll());
  */
 describe('Node flags on the command line', () => {
   it('--max-old-space-size and --expose-gc: engine tasks still run', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'soundry-node-flags-'));
-    const port = await freePort();
-    const db = await openSqlite(join(dataDir, 'soundry.db'));
+    const { dataDir, port, base, post, close } = await serverData('soundry-node-flags-', { credits: 100 });
     try {
-      const issued = await issueApiKey(new SqlAccountStore(db), { credits: 100, rateLimit: 1000, concurrency: null });
-      const base = `http://127.0.0.1:${port}`;
-      const post = async (path: string, body: unknown) =>
-        (await fetch(`${base}${API}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'api-key': issued.apiKey }, body: JSON.stringify(body) })).json() as Promise<any>;
       servers.start({ DATA_DIR: dataDir, PORT: String(port), WORKER_THREADS: '1' }, ['--max-old-space-size=1024', '--expose-gc']);
       await until('health', async () => (await fetch(`${base}/healthz`)).ok);
       const created = await post('/tts/task/create', { voice_id: 1001, emotion: 1, speed: 1, language: 'en', text: 'Flags on the command line.' });
@@ -40,8 +27,7 @@ describe('Node flags on the command line', () => {
     } finally {
       servers.signalAll('SIGTERM');
       await Promise.all(servers.all().map(exited));
-      await db.destroy();
-      await rm(dataDir, { recursive: true, force: true });
+      await close();
     }
   });
 });

@@ -3,11 +3,9 @@ import { mkdtemp, open, readdir, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openSqlite } from '../../src/adapters/sqlite/database.js';
-import { SqlAccountStore } from '../../src/adapters/sql/account-store.js';
-import { issueApiKey } from '../../src/services/auth.js';
 import { freePort } from '../helpers/app.js';
 import { exited, ServerProcesses, until } from '../helpers/processes.js';
+import { serverData } from '../helpers/server-data.js';
 
 const API = '/audio/api/v1/api-keys';
 const servers = new ServerProcesses();
@@ -17,16 +15,9 @@ afterAll(() => servers.killAll());
 
 describe('durable tasks across a crash and a graceful stop', () => {
   it('a task running when the process is killed finishes after restart, charged exactly once', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'soundry-recovery-'));
-    const port = await freePort();
+    const { dataDir, port, db, issued, base, post, close } = await serverData('soundry-recovery-');
     const env = { DATA_DIR: dataDir, PORT: String(port), LEASE_SECONDS: '2', TTS_MAX_CHARS: '100000', WORKER_CONCURRENCY: '1', WORKER_THREADS: '1', POLL_INTERVAL_MS: '50' };
-    const db = await openSqlite(join(dataDir, 'soundry.db'));
     try {
-      const issued = await issueApiKey(new SqlAccountStore(db), { credits: 1000, rateLimit: 1000, concurrency: null });
-      const base = `http://127.0.0.1:${port}`;
-      const post = async (path: string, body: unknown) =>
-        (await fetch(`${base}${API}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'api-key': issued.apiKey }, body: JSON.stringify(body) })).json() as Promise<any>;
-
       const first = startServer(env);
       await until('health', async () => (await fetch(`${base}/healthz`)).ok);
       const voices = await (await fetch(`${base}${API}/tts/voices?language=en`, { headers: { 'api-key': issued.apiKey } })).json() as any;
@@ -68,18 +59,13 @@ describe('durable tasks across a crash and a graceful stop', () => {
     } finally {
       servers.signalAll('SIGTERM');
       await Promise.all(servers.all().map(exited));
-      await db.destroy();
-      await rm(dataDir, { recursive: true, force: true });
+      await close();
     }
   }, 240_000);
 
   it('SIGTERM drains: the running task finishes before the process exits 0', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'soundry-drain-'));
-    const port = await freePort();
-    const db = await openSqlite(join(dataDir, 'soundry.db'));
+    const { dataDir, port, db, issued, base, close } = await serverData('soundry-drain-');
     try {
-      const issued = await issueApiKey(new SqlAccountStore(db), { credits: 1000, rateLimit: 1000, concurrency: null });
-      const base = `http://127.0.0.1:${port}`;
       const server = startServer({ DATA_DIR: dataDir, PORT: String(port), WORKER_THREADS: '1', POLL_INTERVAL_MS: '50', SHUTDOWN_GRACE_SECONDS: '60' });
       await until('health', async () => (await fetch(`${base}/healthz`)).ok);
       const voices = await (await fetch(`${base}${API}/tts/voices?language=en`, { headers: { 'api-key': issued.apiKey } })).json() as any;
@@ -95,18 +81,13 @@ describe('durable tasks across a crash and a graceful stop', () => {
       const task = await db.selectFrom('tasks').select(['state']).where('id', '=', id).executeTakeFirstOrThrow();
       expect(task.state).toBe('success');
     } finally {
-      await db.destroy();
-      await rm(dataDir, { recursive: true, force: true });
+      await close();
     }
   }, 120_000);
 
   it('SIGTERM keeps the listener open: while the drain lasts, new connections get the 503 envelope, not "connection refused"; then exit 0', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'soundry-drain-open-'));
-    const port = await freePort();
-    const db = await openSqlite(join(dataDir, 'soundry.db'));
+    const { dataDir, port, db, issued, base, close } = await serverData('soundry-drain-open-', { rateLimit: 100_000 });
     try {
-      const issued = await issueApiKey(new SqlAccountStore(db), { credits: 1000, rateLimit: 100_000, concurrency: null });
-      const base = `http://127.0.0.1:${port}`;
       // A task longer than the grace holds the drain open for SHUTDOWN_GRACE_SECONDS, then goes back to the queue.
       const server = startServer({ DATA_DIR: dataDir, PORT: String(port), WORKER_THREADS: '1', POLL_INTERVAL_MS: '50', SHUTDOWN_GRACE_SECONDS: '4', TTS_MAX_CHARS: '100000' });
       await until('health', async () => (await fetch(`${base}/healthz`)).ok);
@@ -159,8 +140,7 @@ describe('durable tasks across a crash and a graceful stop', () => {
       const job = await db.selectFrom('jobs').select(['state', 'attempts']).where('task_id', '=', id).executeTakeFirstOrThrow();
       expect(job).toEqual({ state: 'queued', attempts: 0 });
     } finally {
-      await db.destroy();
-      await rm(dataDir, { recursive: true, force: true });
+      await close();
     }
   }, 180_000);
 

@@ -1,12 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openSqlite } from '../../src/adapters/sqlite/database.js';
-import { SqlAccountStore } from '../../src/adapters/sql/account-store.js';
-import { issueApiKey } from '../../src/services/auth.js';
-import { freePort } from '../helpers/app.js';
 import { exited, ServerProcesses, until } from '../helpers/processes.js';
+import { serverData } from '../helpers/server-data.js';
 
 const API = '/audio/api/v1/api-keys';
 const servers = new ServerProcesses();
@@ -16,16 +10,10 @@ afterAll(() => servers.killAll());
 
 describe('graceful restarts during one long task', () => {
   it('three SIGTERMs while it runs hand it back each time: with MAX_ATTEMPTS=1 it still succeeds, charged once', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'soundry-handback-'));
-    const port = await freePort();
+    const { dataDir, port, db, issued, base, post, close } = await serverData('soundry-handback-');
     // No grace: each stop aborts the running task at once, which must not count as an attempt.
     const env = { DATA_DIR: dataDir, PORT: String(port), SHUTDOWN_GRACE_SECONDS: '0', MAX_ATTEMPTS: '1', TTS_MAX_CHARS: '100000', WORKER_THREADS: '1', POLL_INTERVAL_MS: '50' };
-    const db = await openSqlite(join(dataDir, 'soundry.db'));
     try {
-      const issued = await issueApiKey(new SqlAccountStore(db), { credits: 1000, rateLimit: 1000, concurrency: null });
-      const base = `http://127.0.0.1:${port}`;
-      const post = async (path: string, body: unknown) =>
-        (await fetch(`${base}${API}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'api-key': issued.apiKey }, body: JSON.stringify(body) })).json() as Promise<any>;
       const task = (id: string) => db.selectFrom('tasks').select(['state', 'started_at', 'charged']).where('id', '=', id).executeTakeFirstOrThrow();
 
       let server = startServer(env);
@@ -65,8 +53,7 @@ describe('graceful restarts during one long task', () => {
       server.kill('SIGTERM');
       await exited(server);
     } finally {
-      await db.destroy();
-      await rm(dataDir, { recursive: true, force: true });
+      await close();
     }
   }, 300_000);
 });
