@@ -73,11 +73,12 @@ export function installErrorHandling(app: FastifyInstance, notFoundNote = ''): v
       }
       return reply.status(error.errorName === 'SERVICE_UNAVAILABLE' ? 503 : 200).send(refusal(error));
     }
+    const tooLarge = bodyTooLarge(error);
+    if (tooLarge) lingerAfterAnswer(request.raw);
     if (request.is404) {
       // The not-found handler is a route too, and Fastify parses its body first: a path nobody serves is the
       // 404 whatever the body (seen from outside: a bad body on an unknown path answered 100002, or on a worker
-      // node Fastify's own 400/415 body). The unread rest of an oversized body closes as for any refusal.
-      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) lingerAfterAnswer(request.raw);
+      // node Fastify's own 400/415 body).
       return reply.status(404).send(notFound(request, notFoundNote));
     }
     if (error.validation || hasZodFastifySchemaValidationErrors(error)) {
@@ -85,10 +86,7 @@ export function installErrorHandling(app: FastifyInstance, notFoundNote = ''): v
       const sent = { body: request.body, querystring: request.query, params: request.params, headers: request.headers }[error.validationContext ?? 'body'];
       return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', validationMessage(error, sent))));
     }
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
-      lingerAfterAnswer(request.raw);
-      return reply.status(200).send(refusal(new AppError('PAYLOAD_TOO_LARGE')));
-    }
+    if (tooLarge) return reply.status(200).send(refusal(new AppError('PAYLOAD_TOO_LARGE')));
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       const aboutBody = error instanceof SyntaxError || (error.code ?? '').startsWith('FST_ERR_CTP_');
       if (!aboutBody && (error.statusCode === 403 || error.statusCode === 404)) {
@@ -149,6 +147,11 @@ const REFUSED_LINGER_MS = 2000;
  * EPIPE for 11 of 40 uploads of 9 MB). Here the connection is closed once the client has sent its body (Node
  * reads and drops it) or after REFUSED_LINGER_MS, whichever comes first.
  */
+/** Fastify refused the body as too large, before it had all arrived: its connection lingers (lingerAfterAnswer). */
+export function bodyTooLarge(error: FastifyError): boolean {
+  return error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413;
+}
+
 export function lingerAfterAnswer(req: IncomingMessage): void {
   const socket = req.socket;
   if (!socket || req.complete) return;

@@ -6,7 +6,7 @@ import type { RequestLimits } from '../../ports/limits.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import type { AuthService, Operation } from '../../services/auth.js';
 import { OpenAiSpeechBody } from '../../kinds/tts/contract.js';
-import { lingerAfterAnswer } from '../envelope.js';
+import { bodyTooLarge, lingerAfterAnswer } from '../envelope.js';
 import { OPENAI_SPEECH_MODELS, OPENAI_VOICES, openAiVoice, SpeechRefusal, type OpenAiSpeech } from '../../kinds/tts/openai.js';
 
 const CONTENT_TYPES: Record<OpenAiSpeechBody['response_format'], string> = {
@@ -78,7 +78,8 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
     async (v1) => {
       v1.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
         // An oversized body is refused before it has all arrived: the connection closes once it has (envelope.ts).
-        if (error.statusCode === 413) lingerAfterAnswer(request.raw);
+        const tooLarge = bodyTooLarge(error);
+        if (tooLarge) lingerAfterAnswer(request.raw);
         let appError: AppError;
         // A route nobody serves is the 404 whatever its body (its handler parses one first, like any route).
         if (request.is404 && !(error instanceof AppError)) appError = unknownRoute(request);
@@ -87,7 +88,7 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
           const first = error.validation[0];
           const param = first?.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
           appError = new SpeechRefusal(param, `Invalid parameter ${param}: ${first?.message ?? 'invalid'}`);
-        } else if (error.statusCode === 413) appError = new AppError('PAYLOAD_TOO_LARGE');
+        } else if (tooLarge) appError = new AppError('PAYLOAD_TOO_LARGE');
         else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
           appError = new SpeechRefusal('body', `Invalid request body: ${error instanceof SyntaxError ? 'not valid JSON' : error.message}`);
         } else {
