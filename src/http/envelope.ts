@@ -220,7 +220,7 @@ export function envelopeServerOptions(): Pick<FastifyHttpOptions<RawServerDefaul
 }
 
 /** The protocol refusals Node would otherwise answer itself (or not at all), as envelopes. Used with envelopeServerOptions(). */
-export function installProtocolErrorHandling(app: FastifyInstance): void {
+function installProtocolErrorHandling(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
       // RFC 9112 3.2: a server must refuse it with 400.
