@@ -172,7 +172,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       ...(config.MODELS_BASE_URL ? { modelsBaseUrl: config.MODELS_BASE_URL } : {}),
       executionProviders: onnx.providers,
       nice: config.ENGINE_NICE,
-    } }));
+    }, onThreadError: (err) => logger.error({ err }, 'an engine thread failed outside a task (it could not start, or crashed)') }));
   const voiceSamples = voiceSampleRenderer(enginePool, media.ffmpeg);
   // Synchronous speech runs on this node's own engine threads (the short lane), like voice samples.
   const openAiSpeech = new OpenAiSpeech({ voices, tts: ttsApi, threads: enginePool, accounts, ffmpeg: media.ffmpeg, models: voiceModels });
@@ -203,7 +203,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       // DATA_DIR's disk, where every process writes its temp files (and, embedded, the database and result files).
       { name: 'disk', check: () => checkDisk(temp.dir) },
       ...(config.ROLE === 'api'
-        ? []
+        ? // An API node starts threads only for voice samples and /v1/audio/speech: reported, not started, here.
+          [{ name: 'engines', check: async () => pool?.known() ?? 'not started' }]
         : [
             {
               name: 'workers',
@@ -214,6 +215,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
                 return runner.kinds.join(',');
               },
             },
+            // Threads that cannot start (a broken install) otherwise showed only as every task failing.
+            { name: 'engines', check: () => enginePool().health() },
           ]),
     ],
   };
@@ -286,6 +289,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         },
       );
       const threads = enginePool();
+      // Starts a thread now, so that /healthz knows whether threads start before the first task needs one.
+      threads.health().catch(() => {});
       const { generator, localLlm } = scriptEngines(config, catalog, threads);
       const workerKinds: WorkerKinds = checkWorkerKinds({
         tts: new TtsHandler({ threads, blobs, ffmpeg: media.ffmpeg, models: voiceModels }),

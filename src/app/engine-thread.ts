@@ -17,6 +17,8 @@ import { llmThread } from '../kinds/podcast-script/llm-thread.js';
 
 /** Errors lose their class crossing threads: a final failure travels as data and is rebuilt. */
 export type ThreadReply<T> = { ok: true; value: T } | { ok: false; failure: string };
+/** The pool's health probe: answered 'pong' once this module, and every engine module it imports, has loaded. */
+export type ThreadPing = { name: 'ping' };
 
 const env: ThreadEnv = workerData;
 lowerPriority(env.nice ?? 0);
@@ -59,7 +61,8 @@ function dispatch(message: ThreadMessage, ctx: EngineContext): Promise<unknown> 
   }
 }
 
-export default async function run(task: ThreadMessage & { progressPort: MessagePort; tmpDir: string }): Promise<ThreadReply<unknown>> {
+export default async function run(task: (ThreadMessage & { progressPort: MessagePort; tmpDir: string }) | ThreadPing): Promise<ThreadReply<unknown>> {
+  if (task.name === 'ping') return { ok: true, value: 'pong' };
   // Piscina aborts by terminating the thread; engines still get a signal for cooperative checks. The
   // scratch folder is the pool's, made for this run and removed by it whatever happens to the thread.
   const ctx: EngineContext = { tmpDir: task.tmpDir, signal: new AbortController().signal, onProgress: (f) => task.progressPort.postMessage(f) };

@@ -1,12 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { TaskFailure } from '../domain/errors.js';
 import type { EngineThreads, ThreadEnv, ThreadName, ThreadRunOptions, ThreadTasks } from '../kinds/threads.js';
-import type { ThreadReply } from './engine-thread.js';
+import type { ThreadPing, ThreadReply } from './engine-thread.js';
 
 type Lane = 'short' | 'long';
 
@@ -44,6 +44,16 @@ export function threadExecArgv(execArgv: readonly string[]): string[] {
   return out;
 }
 
+/** How long /healthz waits for a thread to answer its first probe before it says 'starting' (its own bound is 3 s). */
+const HEALTH_PATIENCE_MS = 2000;
+
+/** Why a run or the health probe failed when no engine thread could run it (the threads' own error). */
+class ThreadsCannotStart extends Error {
+  constructor(why: string) {
+    super(`engine threads cannot start: ${why}`);
+  }
+}
+
 /**
  * CPU-heavy engine work runs here, off the API's event loop. One pool per process, in two lanes made on
  * first use (an API node rendering voice samples only ever starts the short one); threads keep their
@@ -51,8 +61,24 @@ export function threadExecArgv(execArgv: readonly string[]): string[] {
  */
 export class EngineThreadPool implements EngineThreads {
   private readonly lanes = new Map<Lane, Piscina>();
+  /** Each lane's runs not settled yet, to fail them when the lane is left with no thread to run them. */
+  private readonly unsettled = new Map<Lane, Set<AbortController>>();
+  /** A thread has answered since the last failure: threads start and load the engines. */
+  private answered = false;
+  /** Why the last thread failed outside a run (or a probe failed), until a thread answers again. */
+  private failure: string | null = null;
+  private probing: Promise<void> | null = null;
+  private destroyed = false;
 
-  constructor(private readonly opts: { threads: number; shortThreads?: number; env: ThreadEnv }) {}
+  constructor(
+    private readonly opts: {
+      threads: number;
+      shortThreads?: number;
+      env: ThreadEnv;
+      /** A thread failed outside any run (it could not start, or crashed between runs): for the log. */
+      onThreadError?: (err: Error) => void;
+    },
+  ) {}
 
   private lane(lane: Lane): Piscina {
     let piscina = this.lanes.get(lane);
@@ -69,6 +95,19 @@ export class EngineThreadPool implements EngineThreads {
         execArgv,
         workerData: this.opts.env,
       });
+      // Piscina emits 'error' when a thread fails with no run to reject: a thread that cannot start (a broken
+      // install, a module that throws on import) fails the run that started it, and then every thread Piscina
+      // starts to keep minThreads. Unheard, that 'error' ended the whole process, API included.
+      // Then Piscina keeps the runs that wait for a thread queued forever (their tasks hung as running): with no
+      // thread left in the lane, they fail now, naming why.
+      const lanePool = piscina;
+      piscina.on('error', (err: unknown) => {
+        const error = err instanceof Error ? err : new Error(String(err));
+        this.failed(error.message);
+        this.opts.onThreadError?.(error);
+        if (lanePool.threads.length > 0) return;
+        for (const stranded of this.unsettled.get(lane) ?? []) stranded.abort(new ThreadsCannotStart(error.message));
+      });
       this.lanes.set(lane, piscina);
     }
     return piscina;
@@ -82,10 +121,12 @@ export class EngineThreadPool implements EngineThreads {
     channel.port1.on('message', (fraction: number) => opts.onProgress(fraction));
     try {
       // The thread answers with the output of `name` (engine-thread.ts dispatches on the same table type).
-      const reply: ThreadReply<ThreadTasks[N]['output']> = await this.lane(LANES[name]).run(
+      const reply = await this.submit<ThreadTasks[N]['output']>(
+        LANES[name],
         { name, input, progressPort: channel.port2, tmpDir: scratch },
         { signal: opts.signal, transferList: [channel.port2] },
       );
+      this.threadAnswered();
       if (!reply.ok) throw new TaskFailure(reply.failure);
       return reply.value;
     } finally {
@@ -94,11 +135,78 @@ export class EngineThreadPool implements EngineThreads {
     }
   }
 
+  /** One run in a lane: the caller's signal aborts it, and so does the lane when no thread is left to run it. */
+  private async submit<T>(lane: Lane, message: unknown, opts: { signal?: AbortSignal; transferList?: MessagePort[] }): Promise<ThreadReply<T>> {
+    const piscina = this.lane(lane);
+    const stranded = new AbortController();
+    let waiting = this.unsettled.get(lane);
+    if (!waiting) this.unsettled.set(lane, (waiting = new Set()));
+    waiting.add(stranded);
+    try {
+      return await piscina.run(message, { ...opts, signal: opts.signal ? AbortSignal.any([opts.signal, stranded.signal]) : stranded.signal });
+    } catch (err) {
+      // Piscina rejects an aborted run with its own AbortError; the lane's reason is the one to tell.
+      if (stranded.signal.aborted && !opts.signal?.aborted) throw stranded.signal.reason;
+      throw err;
+    } finally {
+      waiting.delete(stranded);
+    }
+  }
+
+  /**
+   * For /healthz: resolves when engine threads start and load the engines, rejects naming why not. The first
+   * call (and any after a thread failed) sends a no-op through the short lane; once a thread has answered,
+   * nothing is sent. Without it, threads that could not start showed only as every task failing.
+   */
+  async health(): Promise<string> {
+    if (this.destroyed) return 'stopped';
+    if (this.answered && this.failure === null) return 'ok';
+    const probe = (this.probing ??= this.probe().finally(() => (this.probing = null)));
+    // A first thread can take seconds to load the engines on a busy machine: not yet known is not a failure.
+    let timer: NodeJS.Timeout | undefined;
+    const patience = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('starting'), HEALTH_PATIENCE_MS)));
+    try {
+      return await Promise.race([probe.then(() => 'ok'), patience]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** What is known without starting a thread: throws if the last thread failed; 'not started' if none ran. */
+  known(): string {
+    if (this.failure !== null) throw new ThreadsCannotStart(this.failure);
+    return this.answered ? 'ok' : 'not started';
+  }
+
+  private async probe(): Promise<void> {
+    try {
+      const reply = await this.submit<unknown>('short', { name: 'ping' } satisfies ThreadPing, {});
+      if (!reply.ok || reply.value !== 'pong') throw new Error(`unexpected answer to a ping: ${JSON.stringify(reply)}`);
+      this.threadAnswered();
+    } catch (err) {
+      if (err instanceof ThreadsCannotStart) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      this.failed(message);
+      throw new ThreadsCannotStart(message);
+    }
+  }
+
+  private threadAnswered(): void {
+    this.answered = true;
+    this.failure = null;
+  }
+
+  private failed(message: string): void {
+    this.answered = false;
+    this.failure = message;
+  }
+
   get threads(): number {
     return [...this.lanes.values()].reduce((n, p) => n + p.threads.length, 0);
   }
 
   async destroy(): Promise<void> {
+    this.destroyed = true;
     await Promise.all([...this.lanes.values()].map((p) => p.destroy()));
     this.lanes.clear();
   }

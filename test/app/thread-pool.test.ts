@@ -115,3 +115,25 @@ describe("the process's Node flags in engine threads", () => {
     expect(await new Promise((resolve) => worker.once('exit', resolve))).toBe(0);
   });
 });
+
+describe('engine thread health', () => {
+  it('starts a thread on the first check and answers ok once it has loaded the engines, without starting another', async () => {
+    const fresh = new EngineThreadPool({ threads: 1, env: { modelsDir: join(dir, 'models'), separationEngine: 'builtin' } });
+    try {
+      expect(fresh.known()).toBe('not started');
+      // 'starting' if the thread takes longer than the check waits; it answers within the test's bound.
+      const first = await fresh.health();
+      expect(['ok', 'starting']).toContain(first);
+      const settled = await (async () => {
+        for (let i = 0; i < 100 && (await fresh.health()) !== 'ok'; i++) await new Promise((r) => setTimeout(r, 100));
+        return fresh.health();
+      })();
+      expect(settled).toBe('ok');
+      expect(fresh.known()).toBe('ok');
+      expect(fresh.threads).toBe(1);
+    } finally {
+      await fresh.destroy();
+    }
+    expect(await fresh.health()).toBe('stopped');
+  }, 60_000);
+});
