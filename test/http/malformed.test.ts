@@ -205,6 +205,28 @@ describe('answers before routing', () => {
     }
   });
 
+  it('answers every request pipelined ahead of the half-close, in order, then closes', async () => {
+    const query = JSON.stringify({ global_id: 'no-such-task' });
+    const requests = [
+      `POST ${API}/tts/task/get HTTP/1.1\r\nHost: x\r\napi-key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${query.length}\r\n\r\n${query}`,
+      `GET ${API}/tts/voices?language=en&page_size=1 HTTP/1.1\r\nHost: x\r\napi-key: ${key}\r\n\r\n`,
+      'GET /no/such/path HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+    ];
+    // Everything the server sends until it closes the connection (rawRequest reads only the first answer).
+    const stream = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(requests.join('')));
+      let data = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => (data += chunk));
+      socket.on('close', () => resolve(data));
+      socket.on('error', reject);
+      socket.setTimeout(10_000, () => reject(new Error(`no close within 10 s; got: ${data.slice(0, 200)}`)));
+    });
+    expect(stream.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 404', 'HTTP/1.1 503']);
+    expect(stream.match(/"code":\d+/g)).toEqual(['"code":101008', '"code":100000', '"code":100404']);
+  });
+
   it('the server keeps serving after all of them', async () => {
     expect((await app.get(`${API}/tts/voices?page_size=1`, key)).json.code).toBe(100000);
   });
