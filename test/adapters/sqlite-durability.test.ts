@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { copyFile, mkdtemp, open, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +92,31 @@ describe('SQLite durability', () => {
     // The operator's way to start over on purpose.
     await unlink(creationMarkerPath(path));
     await (await openSqlite(path)).destroy();
+  });
+
+  it('refuses after `rm soundry.db*` (the file, its -wal and -shm): the marker is outside that glob', async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'soundry.db');
+    await (await addAccounts(path, 1)).destroy();
+    // What the shell's `rm soundry.db*` removes; it used to remove the marker (soundry.db.created) too.
+    for (const name of await readdir(dir)) if (name.startsWith('soundry.db')) await rm(join(dir, name));
+    const err = await refusal(openSqlite(path));
+    expect(err.message).toContain(`The database ${path} is missing`);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('honours the marker of earlier releases (soundry.db.created), and moves it to the hidden name', async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'soundry.db');
+    await (await addAccounts(path, 1)).destroy();
+    await rename(creationMarkerPath(path), `${path}.created`);
+    await (await openSqlite(path)).destroy();
+    expect(existsSync(`${path}.created`)).toBe(false);
+    expect(await readFile(creationMarkerPath(path), 'utf8')).toMatch(/^soundry\.db created \d{4}-/);
+    // A legacy marker with the database gone refuses too.
+    await rename(creationMarkerPath(path), `${path}.created`);
+    await unlink(path);
+    expect((await refusal(openSqlite(path))).message).toContain(`${path}.created`);
   });
 
   it('refuses a database that lost its contents (WAL deleted before any checkpoint, then a crash)', async () => {

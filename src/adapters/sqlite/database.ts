@@ -1,7 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StartupRefusal } from '../../domain/errors.js';
 import type { Database } from '../sql/schema.js';
@@ -28,9 +28,16 @@ const DEFAULT_QUICK_CHECK_MAX_BYTES = 1024 ** 3;
 
 /**
  * Written beside the database once its schema exists. A missing (or schema-less) database next to
- * it means the data was lost, not that this is a first start: see openSqlite.
+ * it means the data was lost, not that this is a first start: see openSqlite. A hidden name outside
+ * the database's own glob: it was `soundry.db.created`, and the usual `rm soundry.db*` (the file with
+ * its -wal and -shm) took the marker too, so the server started on an empty database without a word.
  */
 export function creationMarkerPath(path: string): string {
+  return join(dirname(path), `.${basename(path)}.created`);
+}
+
+/** Where releases before the hidden name wrote the marker; still honoured, and moved to the new name. */
+function legacyMarkerPath(path: string): string {
   return `${path}.created`;
 }
 
@@ -53,7 +60,8 @@ export async function openSqliteHandles(path: string, opts: SqliteOptions = {}):
   mkdirSync(dirname(path), { recursive: true });
   // Marker first, then the file: the marker is written after the file is made, so a concurrent first
   // start can never be seen as "marker without file".
-  const marker = creationMarkerPath(path);
+  const legacy = legacyMarkerPath(path);
+  const marker = existsSync(legacy) && !existsSync(creationMarkerPath(path)) ? legacy : creationMarkerPath(path);
   const markerExists = existsSync(marker);
   const existed = existsSync(path);
   const leftWal = existsSync(`${path}-wal`);
@@ -96,6 +104,7 @@ export async function openSqliteHandles(path: string, opts: SqliteOptions = {}):
     // The schema goes into the database file now, not only into the WAL, before the marker says it exists.
     checkpoint(sqlite, 'PASSIVE');
     if (!markerExists) writeMarker(marker, path);
+    else if (marker === legacy) moveMarker(legacy, creationMarkerPath(path));
   } catch (err) {
     await db.destroy();
     throw err;
@@ -121,6 +130,15 @@ function writeMarker(marker: string, path: string): void {
     writeFileSync(marker, text, { flag: 'wx' });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // another process starting at once wrote it
+  }
+}
+
+/** The legacy marker's content (its creation date) under the new name; another process may have moved it first. */
+function moveMarker(from: string, to: string): void {
+  try {
+    renameSync(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
 }
 
