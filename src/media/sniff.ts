@@ -45,6 +45,9 @@ export function sniffMediaType(b: Buffer): SniffedType {
   if (at(0, 'caff')) return kindOf('audio', 'caf');
   if (at(0, '%PDF-')) return kindOf('pdf', 'pdf');
   if (at(0, 'PK\x03\x04') || at(0, 'PK\x05\x06')) return sniffZip(b);
+  // Before the frame syncs: a UTF-16 byte-order mark (FF FE) followed by "#" reads as a valid MPEG audio frame header.
+  const listed = utf16Playlist(b);
+  if (listed) return listed;
   if (isAdts(b)) return kindOf('audio', 'aac');
   if (isMpegAudioFrame(b)) return kindOf('audio', 'mp3');
   return sniffText(b);
@@ -110,6 +113,17 @@ function sniffText(b: Buffer): SniffedType {
   }
   if (start.startsWith('<?xml')) return kindOf('text', start.includes('<svg') ? 'svg' : 'xml');
   return kindOf('text', 'plain');
+}
+
+/**
+ * A playlist saved as UTF-16 (with its byte-order mark, as Windows tools write it) is still a playlist: it was taken
+ * for an MP3 and sent to speech recognition. Null for anything else, other UTF-16 text included.
+ */
+function utf16Playlist(b: Buffer): SniffedType | null {
+  const encoding = b[0] === 0xff && b[1] === 0xfe ? 'utf-16le' : b[0] === 0xfe && b[1] === 0xff ? 'utf-16be' : null;
+  if (!encoding) return null;
+  const playlist = playlistFormat(new TextDecoder(encoding).decode(b.subarray(2, 4096)).trimStart().toLowerCase());
+  return playlist ? kindOf('playlist', playlist) : null;
 }
 
 /** The playlist format of a file's first bytes in any ASCII-compatible encoding, or null (see playlistFormat). */

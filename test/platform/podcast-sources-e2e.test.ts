@@ -111,6 +111,16 @@ describe('podcast sources through the API', () => {
       );
       expect(s.data.title).toBe('');
     }
+    // Pasted (source_type 4): found from outside, a pasted playlist became an episode titled "#EXTM3U".
+    for (const [text, format] of [
+      ['#EXTM3U\n#EXTINF:7,Track\n/music/bass.flac\n', 'M3U'],
+      ['\ufeff\r\n\r\n#extm3u\r\n#EXT-X-VERSION:3\r\nseg0.ts\r\n', 'HLS'],
+      ["ffconcat version 1.0\nfile 'a.wav'\n", 'FFCONCAT'],
+    ] as const) {
+      const s = await scriptTask(app, { source_type: 4, text });
+      expect(s.data.status, `${JSON.stringify(text)}: ${JSON.stringify(s)}`).toBe('failed');
+      expect(s.data.error).toBe(`The source is a playlist (${format}): a list of other files or streams, which is not read. Give a page, a document or a media file`);
+    }
   });
 
   it('source_type 3 reads attachments: PDF and Markdown', async () => {

@@ -110,11 +110,14 @@ export function refusePlaylist(file: SourceFile, bytes?: Buffer): void {
   let found: string | null = kind === 'playlist' ? (format ?? 'playlist') : bytes ? sniffPlaylist(bytes) : null;
   if (!found && PLAYLIST_EXTENSIONS.has(ext)) found = ext.slice(1);
   if (!found && PLAYLIST_TYPES.test(ct)) found = 'playlist';
-  if (found) {
-    throw new TaskFailure(
-      `The source is a playlist (${found === 'playlist' ? 'by its content type' : found.toUpperCase()}): a list of other files or streams, which is not read. Give a page, a document or a media file`,
-    );
-  }
+  if (found) throw playlistRefusal(found);
+}
+
+/** The failure for a playlist source; `found`: its format, or 'playlist' when known by its content type. */
+export function playlistRefusal(found: string): TaskFailure {
+  return new TaskFailure(
+    `The source is a playlist (${found === 'playlist' ? 'by its content type' : found.toUpperCase()}): a list of other files or streams, which is not read. Give a page, a document or a media file`,
+  );
 }
 
 function classify(bytes: Buffer, file: SourceFile): Kind {

@@ -6,11 +6,11 @@ import { MODEL_CATALOG, type ModelEntry } from '../../models/catalog.js';
 import { AutoPuller } from '../../models/auto-pull.js';
 
 import { plainToText } from '../../engines/podcast/extract/plain.js';
-import { detectLanguage, refusePlaylist, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
+import { detectLanguage, playlistRefusal, refusePlaylist, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
 import { DEFAULT_EXTRACT_LIMITS, extractInWorker, videoCaptionsInWorker, type ExtractLimits } from '../../engines/podcast/extract-worker.js';
 import { findAsrModel } from '../../engines/asr/whisper.js';
 import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
-import type { SniffedType } from '../../media/sniff.js';
+import { sniffPlaylist, type SniffedType } from '../../media/sniff.js';
 import { renderTranscript, type PodcastScript, type ScriptGenerator, type SpeakerInfo } from '../../engines/podcast/script.js';
 import { DEFAULT_PODCAST_SCRIPT_MAX_CHARS, PODCAST_LIMITS as L, scriptCharacters } from '../../domain/podcast-limits.js';
 import { isPodcastLanguage } from '../../domain/vocabulary.js';
@@ -115,6 +115,9 @@ export class PodcastScriptHandler implements TaskHandler {
   private async readSource(p: PodcastScriptParams, ctx: JobContext): Promise<ExtractedSource> {
     if (p.sourceType === 4) {
       const text = (p.text ?? '').trim();
+      // Pasted text too: a playlist pasted as the article became an episode titled "#EXTM3U" (found from outside).
+      const playlist = sniffPlaylist(Buffer.from(text.slice(0, 4096)));
+      if (playlist) throw playlistRefusal(playlist);
       // A pasted article usually starts with its headline on a line of its own.
       return { title: plainToText(text).title, text, language: detectLanguage(text), kind: 'text' };
     }

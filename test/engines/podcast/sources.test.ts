@@ -43,6 +43,9 @@ describe('playlists are refused as sources, never read as text', () => {
     ['stream', 'http://example.com/a.mp3\nhttp://example.com/b.mp3\n', 'audio/x-mpegurl', /playlist \(by its content type\)/],
     // Not UTF-8 (a Latin-1 track name): still a playlist by its first bytes.
     ['latin1', Buffer.from('#EXTM3U\n#EXTINF:1,Caf\xe9 del Mar\nhttp://example.com/a.mp3\n', 'latin1'), null, /playlist \(M3U\)/],
+    // UTF-16 with its byte-order mark, as Windows tools save it: FF FE then "#" read as an MP3 frame header.
+    ['utf16le.m3u8.txt', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('#EXTM3U\n#EXTINF:1,One\nhttp://example.com/a.mp3\n', 'utf16le')]), null, /playlist \(M3U\)/],
+    ['utf16be', Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('[playlist]\nFile1=http://example.com/a\n', 'utf16le').swap16()]), null, /playlist \(PLS\)/],
   ] as const)('%s', async (name, body, contentType, message) => {
     const p = extractBytes(name, body, contentType);
     await expect(p).rejects.toBeInstanceOf(TaskFailure);
