@@ -79,7 +79,12 @@ export async function openCheckedZip(bytes: Buffer, limits: ZipLimits = ZIP_LIMI
   if (entries.length > limits.entries) throw new TaskFailure(tooManyMessage(limits));
   const data = entries.map((e) => (e as unknown as { _data: EntryData })._data).filter((d) => d && typeof d.uncompressedSize === 'number');
   let claimed = 0;
-  for (const d of data) claimed += d.uncompressedSize;
+  for (const d of data) {
+    // JSZip reads sizes with 32-bit shifts: a declared size of 2 GiB or more comes out negative (found from
+    // outside with an honest zip64 bomb of 3 GiB, which then failed as "damaged" instead of naming the limit).
+    if (!(d.uncompressedSize >= 0) || !Number.isSafeInteger(d.uncompressedSize)) throw new TaskFailure(tooLargeMessage(limits));
+    claimed += d.uncompressedSize;
+  }
   if (claimed > limits.totalBytes) throw new TaskFailure(tooLargeMessage(limits));
   // The declared sizes are claims: count what each entry really inflates to, stopping at its claim.
   let total = 0;
