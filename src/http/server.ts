@@ -231,6 +231,31 @@ function installUploadRateFloor(app: FastifyInstance, minBytesPerSecond: number,
   });
 }
 
+type JsonParser = ReturnType<FastifyInstance['getDefaultJsonParser']>;
+
+/**
+ * Fastify's JSON parser, except that a body refused for a `__proto__` (or `constructor.prototype`) key, which
+ * Fastify reports as "not valid JSON" although it is, is refused naming the key. Only the refusal path looks again.
+ */
+function namingPoisonKeys(parse: JsonParser): JsonParser {
+  return (request, body, done) =>
+    parse(request, body, (err, value) => {
+      if (err && 'code' in err && err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' && isJson(body as string)) {
+        return done(new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: keys named __proto__ (or constructor with a prototype) are not accepted'), undefined);
+      }
+      done(err, value);
+    });
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Levels at which a request's info line is written (FastifyBaseLogger has no isLevelEnabled). */
 const LOGS_INFO: ReadonlySet<string> = new Set(['trace', 'debug', 'info']);
 
@@ -265,9 +290,9 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   // The spec sends JSON everywhere; a client that forgets the content type, or sends text/plain
   // (fastify would hand the handler a string), still means JSON.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
-    app.getDefaultJsonParser('error', 'ignore')(request, body as string, done);
-  });
+  app.addContentTypeParser('*', { parseAs: 'string' }, namingPoisonKeys(app.getDefaultJsonParser('error', 'error')));
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, namingPoisonKeys(app.getDefaultJsonParser('error', 'error')));
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

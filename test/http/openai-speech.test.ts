@@ -105,6 +105,19 @@ describe('OpenAI-compatible speech', () => {
     await expect(client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: SHORT, speed: 9 })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 
+  it('a body with a __proto__ key is a 400 naming it, not "not valid JSON"', async () => {
+    const res = await fetch(`${app.baseUrl}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{"__proto__":{"admin":true},"model":"tts-1","voice":"alloy","input":"hi"}',
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string; type: string } }).error).toMatchObject({
+      type: 'invalid_request_error',
+      message: 'Invalid parameters: body: keys named __proto__ (or constructor with a prototype) are not accepted',
+    });
+  });
+
   it('a bad key is a 401 AuthenticationError with OpenAI\'s error body', async () => {
     const bad = new OpenAI({ apiKey: 'sk_not_a_key', baseURL: `${app.baseUrl}/v1`, maxRetries: 0 });
     const err = await bad.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: SHORT }).catch((e: unknown) => e);

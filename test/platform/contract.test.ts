@@ -142,6 +142,17 @@ describe('Soundry decisions for what the spec leaves open', () => {
     expect(notJson.json).toEqual({ code: 100002, data: {}, message: 'Invalid parameters: body: not valid JSON' });
   });
 
+  it('names a refused __proto__ or constructor.prototype key instead of calling valid JSON invalid', async () => {
+    const { key } = await app.newKey();
+    const message = 'Invalid parameters: body: keys named __proto__ (or constructor with a prototype) are not accepted';
+    for (const type of ['application/json', 'text/plain']) {
+      for (const body of ['{"__proto__":{"admin":true},"global_id":"x"}', '{"global_id":"x","constructor":{"prototype":{"admin":true}}}']) {
+        const res = await app.post(`${API}/tts/task/get`, body, key, { 'content-type': type });
+        expect(res.json, `${type} ${body}`).toEqual({ code: 100002, data: {}, message });
+      }
+    }
+  });
+
   it('says "required" for every missing field, numbers and enums included', async () => {
     const { key } = await app.newKey();
     const res = await app.post(TTS_CREATE, {}, key);
