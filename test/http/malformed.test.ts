@@ -266,6 +266,16 @@ describe('malformed multipart on the upload route', () => {
     expect(res.json.code).toBe(100413);
   });
 
+  it('a body declared far over the limit (5 GB) is refused at once, before it is read, and the connection closes', async () => {
+    const head = `POST ${UPLOAD} HTTP/1.1\r\nHost: x\r\napi-key: ${key}\r\nContent-Type: multipart/form-data; boundary=${B}\r\nContent-Length: 5000000000\r\n\r\n`;
+    const started = Date.now();
+    const answer = await rawRequest(port, head + part('file', 'huge.wav', 'x'.repeat(1000)), { timeoutMs: 5000 });
+    expect(answer?.status).toBe(200);
+    expect(answer?.headers.connection).toBe('close');
+    expect(parseJson(answer!.body)).toEqual({ code: 100413, data: {}, message: 'Payload too large: the request declares 5000000000 bytes; an upload may be at most 100000 bytes (UPLOAD_MAX_BYTES)' });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
   it('an answer sent before the body has all been read leaves the connection usable (the rest is read and dropped)', async () => {
     // Found by the fuzz test: skipped parts, then an epilogue after the closing boundary. The parser stopped
     // reading there (its buffer full, waiting for a drain that never came) after the answer was sent, so the

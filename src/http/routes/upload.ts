@@ -6,7 +6,7 @@ import { BlobTooLargeError, type BlobStore, type BlobUrls } from '../../ports/bl
 import type { RequestLimits } from '../../ports/limits.js';
 import type { AuthService } from '../../services/auth.js';
 import { callerOf, requireApiKey } from '../auth-hooks.js';
-import { success } from '../envelope.js';
+import { lingerAfterAnswer, success } from '../envelope.js';
 
 /** Keeps a readable, safe file name: letters, digits, dot, dash, underscore. */
 export function safeFileName(name: string | undefined): string {
@@ -35,6 +35,9 @@ function failIfTruncated(file: Readable & { truncated?: boolean }, maxBytes: num
 
 /** At most this many parts before the file, and this large a text field: the route reads one file and nothing else. */
 export const UPLOAD_MULTIPART_LIMITS = { files: 1, fields: 16, fieldSize: 64 * 1024, parts: 17, headerPairs: 64 } as const;
+
+/** What a multipart body may hold besides the file: its fields (at most 16 of 64 KiB) and the parts' headers. */
+const MULTIPART_OVERHEAD_BYTES = UPLOAD_MULTIPART_LIMITS.fields * UPLOAD_MULTIPART_LIMITS.fieldSize + 1024 * 1024;
 
 const MULTIPART_BODY_CODES = new Set([
   'FST_REQ_FILE_TOO_LARGE', 'FST_FILES_LIMIT', 'FST_FIELDS_LIMIT', 'FST_PARTS_LIMIT', 'FST_PROTO_VIOLATION',
@@ -108,9 +111,17 @@ export function registerUploadRoutes(
         request.raw.resume();
       }
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       callerOf(request);
       if (!request.isMultipart()) throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: expected multipart/form-data with a "file" field');
+      // A body declared larger than any acceptable upload is refused before a byte of it is read (it used to be
+      // read until the limit, or held until the rate floor cut it): the connection closes after the answer.
+      const declared = Number(request.headers['content-length']);
+      if (declared > deps.maxBytes + MULTIPART_OVERHEAD_BYTES) {
+        lingerAfterAnswer(request.raw);
+        void reply.header('connection', 'close');
+        throw new AppError('PAYLOAD_TOO_LARGE', `Payload too large: the request declares ${declared} bytes; an upload may be at most ${deps.maxBytes} bytes (UPLOAD_MAX_BYTES)`);
+      }
       // Whatever fails before the file starts is the body's fault: no boundary, garbage, truncation, limits.
       let part: Awaited<ReturnType<typeof request.file>>;
       try {
