@@ -44,9 +44,6 @@ export function threadExecArgv(execArgv: readonly string[]): string[] {
   return out;
 }
 
-/** How long /healthz waits for a thread to answer its first probe before it says 'starting' (its own bound is 3 s). */
-const HEALTH_PATIENCE_MS = 2000;
-
 /** Why a run or the health probe failed when no engine thread could run it (the threads' own error). */
 class ThreadsCannotStart extends Error {
   constructor(why: string) {
@@ -154,22 +151,19 @@ export class EngineThreadPool implements EngineThreads {
   }
 
   /**
-   * For /healthz: resolves when engine threads start and load the engines, rejects naming why not. The first
-   * call (and any after a thread failed) sends a no-op through the short lane; once a thread has answered,
-   * nothing is sent. Without it, threads that could not start showed only as every task failing.
+   * For /healthz, without waiting (a probe that waited for a thread to start held /healthz for seconds on a
+   * busy machine): 'ok' once a thread has answered, 'starting' until then; throws naming why threads cannot
+   * start once that is known. The first call, and any after a failure, sends a no-op through the short lane
+   * in the background, so a recovery shows at a later call; once a thread has answered, nothing is sent.
+   * Without it, threads that could not start showed only as every task failing.
    */
   async health(): Promise<string> {
     if (this.destroyed) return 'stopped';
     if (this.answered && this.failure === null) return 'ok';
-    const probe = (this.probing ??= this.probe().finally(() => (this.probing = null)));
-    // A first thread can take seconds to load the engines on a busy machine: not yet known is not a failure.
-    let timer: NodeJS.Timeout | undefined;
-    const patience = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('starting'), HEALTH_PATIENCE_MS)));
-    try {
-      return await Promise.race([probe.then(() => 'ok'), patience]);
-    } finally {
-      clearTimeout(timer);
-    }
+    this.probing ??= this.probe()
+      .catch(() => {}) // the failure is kept in this.failure and reported below, at this call or the next
+      .finally(() => (this.probing = null));
+    return this.known() === 'ok' ? 'ok' : 'starting';
   }
 
   /** What is known without starting a thread: throws if the last thread failed; 'not started' if none ran. */
