@@ -45,9 +45,9 @@ export function sniffMediaType(b: Buffer): SniffedType {
   if (at(0, 'caff')) return kindOf('audio', 'caf');
   if (at(0, '%PDF-')) return kindOf('pdf', 'pdf');
   if (at(0, 'PK\x03\x04') || at(0, 'PK\x05\x06')) return sniffZip(b);
-  // Before the frame syncs: a UTF-16 byte-order mark (FF FE) followed by "#" reads as a valid MPEG audio frame header.
-  const listed = utf16Playlist(b);
-  if (listed) return listed;
+  // Before the frame syncs: a UTF-16 byte-order mark (FF FE) reads as a valid MPEG audio frame header.
+  const utf16 = utf16Text(b);
+  if (utf16) return utf16;
   if (isAdts(b)) return kindOf('audio', 'aac');
   if (isMpegAudioFrame(b)) return kindOf('audio', 'mp3');
   return sniffText(b);
@@ -115,15 +115,27 @@ function sniffText(b: Buffer): SniffedType {
   return kindOf('text', 'plain');
 }
 
+/** The UTF-16 encoding a byte-order mark names, or null. */
+export function utf16Encoding(b: Uint8Array): 'utf-16le' | 'utf-16be' | null {
+  return b[0] === 0xff && b[1] === 0xfe ? 'utf-16le' : b[0] === 0xfe && b[1] === 0xff ? 'utf-16be' : null;
+}
+
 /**
- * A playlist saved as UTF-16 (with its byte-order mark, as Windows tools write it) is still a playlist: it was taken
- * for an MP3 and sent to speech recognition. Null for anything else, other UTF-16 text included.
+ * Text saved as UTF-16 with its byte-order mark (Windows Notepad's "Unicode"), sniffed as its UTF-8 equivalent would
+ * be (text, a playlist, a page): it was taken for an MP3, since FF FE reads as an MPEG frame header, and sent to speech
+ * recognition. Null when there is no such mark or what follows is not clean text (then it is media after all).
  */
-function utf16Playlist(b: Buffer): SniffedType | null {
-  const encoding = b[0] === 0xff && b[1] === 0xfe ? 'utf-16le' : b[0] === 0xfe && b[1] === 0xff ? 'utf-16be' : null;
+function utf16Text(b: Buffer): SniffedType | null {
+  const encoding = utf16Encoding(b);
   if (!encoding) return null;
-  const playlist = playlistFormat(new TextDecoder(encoding).decode(b.subarray(2, 4096)).trimStart().toLowerCase());
-  return playlist ? kindOf('playlist', playlist) : null;
+  let text: string;
+  try {
+    text = new TextDecoder(encoding, { fatal: true }).decode(b.subarray(2, 4096), { stream: true });
+  } catch {
+    return null;
+  }
+  if (text.length === 0 || /[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]/.test(text)) return null;
+  return sniffText(Buffer.from(text, 'utf8'));
 }
 
 /** The playlist format of a file's first bytes in any ASCII-compatible encoding, or null (see playlistFormat). */

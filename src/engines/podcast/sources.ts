@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
-import { sniffPlaylist, type SniffedType } from '../../media/sniff.js';
+import { sniffPlaylist, utf16Encoding, type SniffedType } from '../../media/sniff.js';
 import { findCaptionTracks, captionDocumentText, videoTitle } from './extract/captions.js';
 import { capText, letterCount } from './extract/clean.js';
 import { extractFeed, looksLikeFeed } from './extract/feed.js';
@@ -45,7 +45,10 @@ export const DEFAULT_MAX_SOURCE_CHARS = 200_000;
 type Kind = ExtractedSource['kind'] | 'xlsx';
 
 export async function extractSource(file: SourceFile, opts: ExtractOptions = {}): Promise<ExtractedSource> {
-  const bytes = await readFile(file.path);
+  const raw = await readFile(file.path);
+  // Text the sniffer found in UTF-16 (with its byte-order mark) is read as the UTF-8 every reader below expects.
+  const encoding = file.sniffed.kind === 'text' ? utf16Encoding(raw) : null;
+  const bytes = encoding ? Buffer.from(new TextDecoder(encoding).decode(raw), 'utf8') : raw;
   const kind = classify(bytes, file);
   let title = '';
   let text = '';

@@ -180,6 +180,22 @@ describe('legacy charsets, XHTML and page furniture (real-site shapes)', () => {
     expect(r.text).toContain('档案库');
   });
 
+  it('text and pages saved as UTF-16 with a byte-order mark are read, not taken for MP3 audio', async () => {
+    const utf16le = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const utf16be = (text: string) => Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]);
+    const txt = await extractBytes('notepad.txt', utf16le(`Town meeting\r\n\r\n${PARA.repeat(3)}Café prices rose.`));
+    expect(txt.kind).toBe('text');
+    expect(txt.title).toBe('Town meeting');
+    expect(txt.text).toContain('Café prices rose.');
+    const md = await extractBytes('notes.md', utf16be(`# Garden notes\n\n${PARA}`));
+    expect(md.kind).toBe('markdown');
+    expect(md.title).toBe('Garden notes');
+    // A page declaring another charset: the byte-order mark decides (WHATWG).
+    const page = await extractBytes('page.html', utf16le(`<html><head><title>Library hours</title></head><body><article><p>${PARA.repeat(4)}</p></article></body></html>`), 'text/html; charset=iso-8859-1');
+    expect(page.kind).toBe('html');
+    expect(page.text).toContain('The committee met on Tuesday');
+  });
+
   it('a windows-1251 page whose charset is only in the Content-Type header', async () => {
     const page = Buffer.concat([Buffer.from('<html><head><title>Debian</title></head><body><article>'), para(CP1251_SENTENCE, 6), Buffer.from('</article></body></html>')]);
     const r = await extractBytes('ru.html', page, 'text/html; charset=windows-1251');

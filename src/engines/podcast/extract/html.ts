@@ -4,6 +4,7 @@ import { parseHTML } from 'linkedom';
 import { TaskFailure } from '../../../domain/errors.js';
 import { cleanText, domText, letterCount } from './clean.js';
 import { languageFromTag } from './language.js';
+import { utf16Encoding } from '../../../media/sniff.js';
 
 export interface HtmlExtract {
   title: string;
@@ -14,6 +15,9 @@ export interface HtmlExtract {
 
 /** Decodes bytes with the charset the page declares (header or <meta>), UTF-8 otherwise. */
 export function decodeHtml(bytes: Buffer, contentType: string | null): string {
+  // A byte-order mark decides before any declared charset (WHATWG encoding sniffing).
+  const bom = utf16Encoding(bytes);
+  if (bom) return new TextDecoder(bom).decode(bytes);
   const fromHeader = /charset=["']?([\w-]+)/i.exec(contentType ?? '')?.[1];
   const head = bytes.toString('latin1', 0, Math.min(bytes.length, 4096));
   const fromMeta = /<meta[^>]+charset=["']?([\w-]+)/i.exec(head)?.[1];
