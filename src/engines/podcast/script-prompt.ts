@@ -14,7 +14,16 @@ export const LANGUAGE_NAMES: Record<string, string> = {
 };
 
 const modelLine = z.object({ role: z.string(), text: z.string() });
-const modelHighlight = z.object({ highlight: z.string(), index: z.number().int(), script_start_index: z.number().int(), script_end_index: z.number().int() });
+/**
+ * A line index as a model writes it. The grammar bounds its form (an integer), not its size: a small model can run on
+ * with digits until JSON.parse reads Infinity, and refusing the whole script for one highlight's index wasted both
+ * attempts (seen with the suite's stand-in model on an AVX2-only CPU). Indexes are clamped to the lines anyway.
+ */
+const modelIndex = z.preprocess(
+  (v) => (typeof v === 'number' && !Number.isNaN(v) ? Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.trunc(v))) : v),
+  z.number().int(),
+);
+const modelHighlight = z.object({ highlight: z.string(), index: modelIndex, script_start_index: modelIndex, script_end_index: modelIndex });
 
 export const modelScript = z.object({
   title: z.string().min(1),

@@ -38,6 +38,13 @@ describe('closeJsonPrefix: a reply stopped at the token limit', () => {
     expect(closeJsonPrefix('{"tit')).toBeNull();
   });
 
+  it('parseReply takes a highlight index a model ran on with digits (JSON reads Infinity) instead of refusing the script', () => {
+    const reply = `{"title": "T", "processed_content": "", "train_data": "", "podcast_script": [{"role": "A", "text": "One"}, {"role": "B", "text": "Two"}], "hightlights": [{"highlight": "H", "index": 0, "script_start_index": 1${'9'.repeat(400)}, "script_end_index": -${'9'.repeat(400)}}]}`;
+    const parsed = parseReply(reply, false);
+    expect(typeof parsed).toBe('object');
+    expect((parsed as { hightlights: unknown[] }).hightlights).toEqual([{ highlight: 'H', index: 0, script_start_index: Number.MAX_SAFE_INTEGER, script_end_index: -Number.MAX_SAFE_INTEGER }]);
+  });
+
   it('parseReply drops lines a cut left incomplete and needs two whole lines', () => {
     const head = '{"title": "Bees", "processed_content": "Intro", "train_data": "1. Bees", "podcast_script": [{"role": "A", "text": "One"}, ';
     const two = parseReply(`${head}{"role": "B", "text": "Two"}, {"role": "A", "text": "Thr`, true);
