@@ -67,7 +67,10 @@ describe('real-size Whisper tiny stand-in', () => {
         const t = await asr.transcribe(windows(), { maxTokensPerWindow: 40 });
         expect(t.tokens).toEqual([40, 40]);
         expect(t.language).not.toBeNull();
-        expect(t.text.split(' ').length).toBeGreaterThan(20);
+        // Random weights speak byte pieces, some without a leading space: how many words 80 of them make depends on
+        // the CPU's arithmetic (20 on an AVX2-only EPYC, more elsewhere). A loop would repeat one or two pieces.
+        expect(t.text.length).toBeGreaterThan(80);
+        expect(new Set(t.text.split(' ')).size).toBeGreaterThan(5);
       } finally {
         await asr.release();
       }
