@@ -53,7 +53,9 @@ async function refreshBalance() {
     keyError.hidden = true;
     keyError.textContent = '';
     keyInput.removeAttribute('aria-invalid');
-    balance.textContent = `Balance: ${data.balance} credits${data.key_enabled ? '' : ' (this key is disabled)'}${data.status === 'active' ? '' : ' (account suspended)'}`;
+    // Held: promised to tasks still running; a new task can use only the rest (docs/api.md "Billing").
+    const held = data.held > 0 ? ` (${data.held} held by unfinished tasks)` : '';
+    balance.textContent = `Balance: ${data.balance} credits${held}${data.key_enabled ? '' : ' (this key is disabled)'}${data.status === 'active' ? '' : ' (account suspended)'}`;
   } catch (err) {
     balance.textContent = '';
     keyProblem(err.plain ?? err.message);

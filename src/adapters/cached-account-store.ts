@@ -88,6 +88,11 @@ export class CachedAccountStore implements AccountStore {
     return this.changed(await this.inner.adjustCredits(accountId, amount, reason));
   }
 
+  async spendCredits(accountId: string, amount: number, reason: string): Promise<Account | null> {
+    const spent = await this.inner.spendCredits(accountId, amount, reason);
+    return spent ? this.changed(spent) : null;
+  }
+
   ledger(accountId: string, limit: number): Promise<LedgerEntry[]> {
     return this.inner.ledger(accountId, limit);
   }

@@ -7,6 +7,12 @@ export interface JobContext {
   tmpDir: string;
   signal: AbortSignal;
   onProgress(fraction: number): void;
+  /**
+   * Holds the task's price once it is known, before the costly work (docs/api.md "Billing"); throws a
+   * TaskFailure naming the price and the funds when the account cannot cover it beside its other holds.
+   * `what`: what the price is for, as the message says it ("61.2 s of audio").
+   */
+  reserve(price: number, what: string): Promise<void>;
 }
 
 export interface JobOutcome {

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { DISK_FULL_REASON, isDiskFull, TaskFailure } from '../domain/errors.js';
 import { isFinished, type TaskKind } from '../domain/task.js';
 import type { DeliveredJob, ExhaustedCause, JobConsumer, JobHandler, JobQueue, JobResult, QueuePolicy } from '../ports/queue.js';
-import type { TaskStore } from '../ports/task-store.js';
+import type { Funds, TaskStore } from '../ports/task-store.js';
 import type { TaskMetrics } from '../ports/metrics.js';
 import type { TaskHandler } from './handler.js';
 
@@ -87,7 +87,11 @@ export class JobRunner implements JobHandler {
     try {
       // Inside the try: on a full disk even this fails, and must fail the task like any later write.
       tmpDir = await mkdtemp(join(this.opts.tmpDir, `${task.id}-`));
-      const outcome = await handler.run({ task, attempt: job.attempt, tmpDir, signal, onProgress });
+      const reserve = async (price: number, what: string) => {
+        const held = await tasks.reserve(task.id, price);
+        if (!held.reserved) throw new TaskFailure(insufficientMessage(price, what, held.funds));
+      };
+      const outcome = await handler.run({ task, attempt: job.attempt, tmpDir, signal, onProgress, reserve });
       const seconds = (performance.now() - started) / 1000;
       await tasks.completeSuccess(task.id, outcome, Date.now());
       metrics.taskDuration.observe({ kind: job.kind, status: 'success' }, seconds);
@@ -135,4 +139,11 @@ export class JobRunner implements JobHandler {
     logger.error({ taskId: job.taskId, kind: job.kind, attempt: job.attempt, err: why.cause === 'error' ? why.error : undefined }, 'task out of attempts');
     if (await tasks.completeFailure(job.taskId, reason, Date.now())) metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
   }
+}
+
+/** Why a task whose price became known was not run: what it costs, and what the account had for it. */
+function insufficientMessage(price: number, what: string, funds: Funds): string {
+  const available = Math.max(0, funds.balance - funds.held);
+  const held = funds.held > 0 ? ` (balance ${funds.balance}, of which ${funds.held} held by its other unfinished tasks)` : '';
+  return `Insufficient credits: ${what} cost ${price} credits and the account has ${available} available${held}; nothing was charged`;
 }

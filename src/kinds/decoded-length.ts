@@ -1,5 +1,7 @@
 import { TaskFailure } from '../domain/errors.js';
 import { countDecodedFrames } from '../media/ffmpeg-stream.js';
+import { perMinuteCredits } from '../domain/pricing.js';
+import type { JobContext } from '../jobs/handler.js';
 
 /**
  * Decoders and encoders pad a few milliseconds (an MP3 without gapless info decodes up to one frame
@@ -38,4 +40,12 @@ export async function decodedFrames(
   if (counted.over) throw new TaskFailure((opts.overMessage ?? overLimitMessage)(opts.maxSeconds));
   if (counted.frames === 0) throw new TaskFailure('The input has no decodable audio');
   return counted.frames;
+}
+
+/**
+ * Separation and enhancement: the price of the decoded length, held before the costly work, so that an input
+ * the account cannot pay for fails at once, uncharged, instead of being processed for whatever balance is left.
+ */
+export async function reservePrice(ctx: Pick<JobContext, 'reserve'>, seconds: number, creditsPerMinute: number): Promise<void> {
+  await ctx.reserve(perMinuteCredits(seconds, creditsPerMinute), `the input's ${Math.round(seconds * 10) / 10} s of audio`);
 }

@@ -4,6 +4,8 @@ export interface Account {
   id: string;
   status: AccountStatus;
   balance: number;
+  /** What the account's unfinished tasks hold of the balance (docs/api.md "Billing"): not available to new work. */
+  held: number;
   createdAt: number;
 }
 
@@ -42,6 +44,11 @@ export interface AccountStore {
   setKeyEnabled(keyId: string, enabled: boolean): Promise<boolean>;
   /** Adds (or with a negative amount removes) credits, writing a ledger row; never below zero. */
   adjustCredits(accountId: string, amount: number, reason: string): Promise<Account>;
+  /**
+   * Takes exactly `amount` credits, writing a ledger row, if the balance less what the account's unfinished tasks
+   * hold covers it (docs/api.md "Billing"); else takes nothing and answers null. Checked and taken atomically.
+   */
+  spendCredits(accountId: string, amount: number, reason: string): Promise<Account | null>;
   ledger(accountId: string, limit: number): Promise<LedgerEntry[]>;
   /** Accounts, newest first (the admin page). */
   listAccounts(limit: number): Promise<Account[]>;

@@ -11,6 +11,17 @@ export interface NewTask {
   expiresAt: number;
   /** Where the task's final state is POSTed (docs/api.md "Webhooks"); stored in the task's own transaction. */
   callbackUrl?: string;
+  /**
+   * Credits the task holds while unfinished: its price when known at create (TTS), else 0 (docs/api.md
+   * "Billing"). createWithinLimit refuses the task when its account cannot cover it beside the other holds.
+   */
+  hold?: number;
+}
+
+/** An account's balance and the sum of what its unfinished tasks hold (accounts.held). */
+export interface Funds {
+  balance: number;
+  held: number;
 }
 
 export interface SuccessOutcome {
@@ -27,7 +38,14 @@ export interface TaskFilter {
 }
 
 /** What createWithinLimit did: the task, or nothing because the key was at its limit. */
-export type CreateWithinLimitResult = { created: true; task: TaskRecord } | { created: false; reason: 'unfinished_limit' };
+export type CreateWithinLimitResult =
+  | { created: true; task: TaskRecord }
+  | { created: false; reason: 'unfinished_limit' }
+  /** Nothing left once the account's other unfinished tasks' holds are set aside, or less than this task's hold. */
+  | { created: false; reason: 'insufficient_credits' };
+
+/** What reserve did: the hold taken, or refused with the funds it saw (this task's own earlier hold not counted as held). */
+export type ReserveResult = { reserved: true } | { reserved: false; funds: Funds };
 
 /** What one API key's tasks still kept (TASK_TTL_SECONDS) amount to. */
 export interface KeyUsage {
@@ -44,9 +62,16 @@ export interface TaskStore {
   /**
    * Creates the task unless its API key already has `limit` unfinished (queued or running) tasks.
    * The count and the insert are one transaction, serialized per key across processes and nodes,
-   * so concurrent creates can never leave more than `limit` unfinished.
+   * so concurrent creates can never leave more than `limit` unfinished. In the same transaction, refused
+   * (insufficient_credits) unless the account's balance less its other holds is above zero and covers `task.hold`.
    */
   createWithinLimit(task: NewTask, limit: number): Promise<CreateWithinLimitResult>;
+  /**
+   * Sets an unfinished task's hold to `price` once it is known (a decoded input's length), if its account's
+   * balance less the other unfinished tasks' holds covers it; else changes nothing. A task asked again (a
+   * retried run) replaces its own earlier hold. Finished or missing tasks are refused with empty funds.
+   */
+  reserve(id: string, price: number): Promise<ReserveResult>;
   get(id: string): Promise<TaskRecord | null>;
   /** The task without its params, for a query (every poll): see QueriedTask. */
   getForQuery(id: string): Promise<QueriedTask | null>;

@@ -63,6 +63,14 @@ export class AuthService {
     return { key: publicKey, account, rateLimit, concurrency: key.concurrency ?? this.defaults.concurrency };
   }
 
+  /**
+   * The caller's account as it is now: a Caller's comes from the key cache (up to its TTL old), which a create
+   * holding credits does not clear. For answers that show the balance and its holds.
+   */
+  async currentAccount(caller: Caller): Promise<Account> {
+    return (await this.accounts.getAccount(caller.account.id)) ?? caller.account;
+  }
+
   private async failed(op: Operation, client: string | undefined): Promise<void> {
     const policy = this.defaults.authFailures;
     if (!policy || !client) return;

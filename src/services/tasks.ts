@@ -76,9 +76,12 @@ export class TaskService {
         createdAt: now,
         expiresAt: now + this.deps.taskTtlMs,
         ...(callbackUrl !== undefined ? { callbackUrl } : {}),
+        // Held until the task finishes, so tasks created together cannot promise more than the balance.
+        ...(prepared.knownPrice !== null ? { hold: prepared.knownPrice } : {}),
       },
       caller.concurrency,
     );
+    if (!created.created && created.reason === 'insufficient_credits') throw new AppError('INSUFFICIENT_CREDITS');
     // A task runs for seconds at least: polling sooner than that only spends the rate limit.
     if (!created.created) throw concurrencyLimited(caller.concurrency, 5);
     if (!this.deps.storeEnqueues) await this.enqueueOrFail(id, kind);

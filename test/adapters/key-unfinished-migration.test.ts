@@ -29,11 +29,15 @@ const EXISTING: Record<string, Partial<Record<'queued' | 'running' | 'success' |
   key_done: { success: 3, failed: 1 },
 };
 
-async function writeExisting(db: Kysely<Database>): Promise<void> {
+/** The tables as that release had them: no holds yet (0004). */
+type Database0002 = Omit<Database, 'tasks'> & { tasks: Omit<Database['tasks'], 'hold'> };
+
+async function writeExisting(db: Kysely<Database0002>): Promise<void> {
   for (const [apiKeyId, states] of Object.entries(EXISTING)) {
     for (const [state, n] of Object.entries(states)) {
       for (let i = 0; i < n; i++) {
-        const row = newRow({ id: randomUUID(), kind: 'tts', accountId: 'acct_old', apiKeyId, params: {}, createdAt: 1, expiresAt: Date.now() + 3_600_000 });
+        // The row as that release wrote it: the hold column came with 0004.
+        const { hold: _hold, ...row } = newRow({ id: randomUUID(), kind: 'tts', accountId: 'acct_old', apiKeyId, params: {}, createdAt: 1, expiresAt: Date.now() + 3_600_000 });
         await db.insertInto('tasks').values({ ...row, state }).execute();
       }
     }
@@ -68,7 +72,10 @@ describe.each(backends)('migration 0003_key_unfinished on $dialect', ({ dialect,
   it('counts the unfinished tasks an existing database already holds, and the triggers carry on from there', async () => {
     const { old, open } = await make();
     await migrateUpTo0002(old, dialect);
-    await writeExisting(old);
+    // The account those tasks bill: a create checks its funds (0004).
+    await old.insertInto('accounts').values({ id: 'acct_old', status: 'active', balance: 1_000, created_at: 1 }).execute();
+    // The same connection, typed as that release's tables.
+    await writeExisting(old as unknown as Kysely<Database0002>);
     await old.destroy();
 
     const db = await open();

@@ -26,6 +26,8 @@ describe('PostgreSQL task creates off Kysely', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     ({ db, pool } = await openPostgresHandles(database.url, { poolSize: 2 }));
+    // The account the tasks bill: a create checks its funds.
+    await db.insertInto('accounts').values({ id: 'acct', status: 'active', balance: 1_000_000, created_at: 1 }).execute();
   });
 
   afterAll(async () => {

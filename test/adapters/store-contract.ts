@@ -16,6 +16,7 @@ import { taskStoreContract } from './contract/task-store.js';
 import { accountStoreContract } from './contract/account-store.js';
 import { concurrencyContract } from './contract/concurrency.js';
 import { keyUnfinishedContract } from './contract/key-unfinished.js';
+import { holdsContract } from './contract/holds.js';
 
 export interface StoreBackend {
   dialect: SqlDialect;
@@ -103,5 +104,6 @@ export function defineStoreContract(backend: StoreBackend): void {
     accountStoreContract(use);
     concurrencyContract(use);
     keyUnfinishedContract(use);
+    holdsContract(use);
   });
 }

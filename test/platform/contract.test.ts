@@ -56,6 +56,21 @@ describe('envelope and error table', () => {
     // 215 characters cost 3 credits: known at create, so refused now.
     expect((await app.post(TTS_CREATE, ttsBody({ text: 'a'.repeat(215) }), poor)).json.code).toBe(100100);
     expect((await app.post(TTS_CREATE, ttsBody({ text: 'a'.repeat(200) }), poor)).json.code).toBe(100000);
+    // That waiting task holds both credits until it ends: a second one, or any task, is refused now,
+    // instead of both being made for the price of one (docs/api.md "Billing").
+    expect((await app.post(TTS_CREATE, ttsBody({ text: 'a'.repeat(50) }), poor)).json).toEqual({ code: 100100, data: {}, message: 'Insufficient credit balance' });
+    const separation = await app.post(`${API}/separation/task/create`, { model_type: 350, inputurl: 'https://example.com/a.mp3' }, poor);
+    expect(separation.json.code).toBe(100100);
+    expect((await app.get(`${API}/account/balance`, poor)).json.data).toMatchObject({ balance: 2, held: 2, available: 0 });
+  });
+
+  it('100100 for tasks created together past the balance: each create holds its price', async () => {
+    const { key } = await app.newKey({ credits: 10, concurrency: 50, rateLimit: 1000 });
+    // 20 creates at once, 3 credits each (201-300 characters), on 10 credits: 3 fit.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => app.post(TTS_CREATE, ttsBody({ text: 'b'.repeat(250) }), key)));
+    const codes = answers.map((r) => r.json.code);
+    expect(codes.filter((c) => c === 100000)).toHaveLength(3);
+    expect(codes.filter((c) => c === 100100)).toHaveLength(17);
   });
 
   it('101002 Invalid API key for a missing or unknown key, on create and query', async () => {

@@ -109,6 +109,22 @@ describe('separation through the API with the built-in engine', () => {
     expect(notUrl.json.code).toBe(100002);
   }, 240_000);
 
+  it('fails an input that costs more than the balance before separating it, uncharged, naming price and funds', async () => {
+    // 61 s cost 2 credits; the key has 1.
+    const minute = await makeFile('minute.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=260:duration=61', '-b:a', '32k']);
+    const poor = await app.newKey({ credits: 1 });
+    const refused = await separate({ model_type: 350, inputurl: await upload(minute) }, poor.key);
+    expect(refused.data.status, JSON.stringify(refused)).toBe('failed');
+    expect(refused.data.error).toMatch(/^Insufficient credits: the input's 61(\.\d)? s of audio cost 2 credits and the account has 1 available; nothing was charged$/);
+    expect((await app.container.accounts.getAccount(poor.accountId))!.balance).toBe(1);
+    // With the credits it costs, the same input is separated and charged its 2.
+    const paid = await app.newKey({ credits: 2 });
+    const done = await separate({ model_type: 350, inputurl: await upload(minute) }, paid.key);
+    expect(done.data.status, JSON.stringify(done)).toBe('success');
+    expect(done.data.credits).toBe(2);
+    expect((await app.container.accounts.getAccount(paid.accountId))!.balance).toBe(0);
+  }, 240_000);
+
   it('bills and reports what a truncated MP3 decodes to, not the length its header claims', async () => {
     // 90 s in the header (2 minutes), but only the first ~30% of the bytes arrive: ~27 s decode (1 minute).
     const full = await makeFile('full.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=330:duration=90', '-ac', '2', '-b:a', '64k']);

@@ -103,15 +103,25 @@ describe('text to speech end to end through the API', () => {
     expect(ledger.filter((l) => l.reason === 'task_charge').map((l) => l.amount).sort()).toEqual([-1, -3]);
   });
 
-  it('a low balance ends at zero, never below', async () => {
+  it('a task holds its price while it runs, and a low balance ends at zero, never below', async () => {
     const poor = await app.newKey({ credits: 3 });
     const voice = voices.find((v) => v.language === 'en');
+    const body = (text: string) => ({ voice_id: voice.id, emotion: 0, speed: 1, language: 'en', text });
     const text = 'x'.repeat(150) + ' two credits each.';
-    const ids = [];
-    for (let i = 0; i < 2; i++) ids.push((await app.post(`${API}/tts/task/create`, { voice_id: voice.id, emotion: 0, speed: 1, language: 'en', text }, poor.key)).json.data.job_id);
-    for (const id of ids) await app.waitTask(`${API}/tts/task/get`, 'global_id', id, poor.key, 60_000);
+    const first = await app.post(`${API}/tts/task/create`, body(text), poor.key);
+    expect(first.json.code).toBe(100000);
+    // 1 credit is left beside the first task's 2 (held while it runs, charged when it is done): not enough.
+    expect((await app.post(`${API}/tts/task/create`, body(text), poor.key)).json.code).toBe(100100);
+    const done = await app.waitTask(`${API}/tts/task/get`, 'global_id', first.json.data.job_id, poor.key, 60_000);
+    expect(done.data.status).toBe('success');
+    expect((await app.container.accounts.getAccount(poor.accountId))!).toMatchObject({ balance: 1, held: 0 });
+    // An operator takes more than is left while a task runs: the balance stops at zero, and so does the charge.
+    const last = await app.post(`${API}/tts/task/create`, body('hi'), poor.key);
+    expect(last.json.code).toBe(100000);
+    await app.container.accounts.adjustCredits(poor.accountId, -5, 'correction');
+    await app.waitTask(`${API}/tts/task/get`, 'global_id', last.json.data.job_id, poor.key, 60_000);
     expect((await app.container.accounts.getAccount(poor.accountId))!.balance).toBe(0);
-    expect((await app.post(`${API}/tts/task/create`, { voice_id: voice.id, emotion: 0, speed: 1, language: 'en', text: 'hi' }, poor.key)).json.code).toBe(100100);
+    expect((await app.post(`${API}/tts/task/create`, body('hi'), poor.key)).json.code).toBe(100100);
   });
 
   it('result URLs are signed: a tampered or expired link is refused', async () => {

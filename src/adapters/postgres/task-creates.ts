@@ -5,6 +5,7 @@ import { slot, slots } from '../sql/compiled-once.js';
 import { scopeKey, scopeLockQuery } from '../sql/dialect.js';
 import { createScope, insertTaskQuery, insertWebhookQuery, newRow, toRecord, unfinishedCountQuery, webhookRow } from '../sql/task-store.js';
 import { insertJobQuery, jobRow } from '../sql/queue-rows.js';
+import { affordable, fundsQuery, toFunds } from '../sql/holds.js';
 import type { CreateWithinLimitResult, NewTask } from '../../ports/task-store.js';
 import { Named } from './named.js';
 
@@ -20,6 +21,7 @@ import { Named } from './named.js';
 export class PostgresTaskCreates {
   private readonly lock: Named;
   private readonly count: Named;
+  private readonly funds: Named;
   private readonly insertTask: Named;
   private readonly insertWebhook: Named;
   private readonly insertJob: Named | null;
@@ -37,6 +39,7 @@ export class PostgresTaskCreates {
     const sample: NewTask = { id: '', kind: 'tts', accountId: '', apiKeyId: '', params: {}, createdAt: 0, expiresAt: 0 };
     this.lock = new Named('soundry_create_lock', scopeLockQuery(db, slot('key')));
     this.count = new Named('soundry_create_count', unfinishedCountQuery(db, slot('apiKeyId')));
+    this.funds = new Named('soundry_create_funds', fundsQuery(db, slot('accountId'), true));
     this.insertTask = new Named('soundry_create_task', insertTaskQuery(db, slots(newRow(sample))));
     this.insertWebhook = new Named('soundry_create_webhook', insertWebhookQuery(db, slots(webhookRow('', '', 0))));
     this.insertJob = jobClock ? new Named('soundry_create_job', insertJobQuery(db, slots(jobRow({ taskId: '', kind: 'tts' }, 0)))) : null;
@@ -70,6 +73,9 @@ export class PostgresTaskCreates {
   private async steps(client: pg.PoolClient, task: NewTask, limit: number): Promise<CreateWithinLimitResult> {
     // Creates for one key wait for each other here, so each count sees every earlier insert.
     await this.lock.run(client, { key: scopeKey(createScope(task.apiKeyId)) });
+    // Credits before concurrency; the account row stays locked to commit, so creates through its other keys wait.
+    const funds = await this.funds.first<{ balance: number | string; held: number | string }>(client, { accountId: task.accountId });
+    if (!affordable(toFunds(funds), task.hold ?? 0)) return { created: false, reason: 'insufficient_credits' };
     const counted = await this.count.first<{ n: number | string }>(client, { apiKeyId: task.apiKeyId });
     if (Number(counted?.n ?? 0) >= limit) return { created: false, reason: 'unfinished_limit' };
     const row = newRow(task);

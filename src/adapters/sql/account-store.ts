@@ -4,7 +4,7 @@ import { dialectOf, writeTransaction } from './dialect.js';
 import type { Account, AccountStatus, AccountStore, ApiKey, LedgerEntry } from '../../ports/accounts.js';
 
 function toAccount(row: Selectable<Database['accounts']>): Account {
-  return { id: row.id, status: row.status as AccountStatus, balance: Number(row.balance), createdAt: Number(row.created_at) };
+  return { id: row.id, status: row.status as AccountStatus, balance: Number(row.balance), held: Number(row.held), createdAt: Number(row.created_at) };
 }
 
 function toKey(row: Selectable<Database['api_keys']>): ApiKey & { hash: string } {
@@ -42,7 +42,7 @@ export class SqlAccountStore implements AccountStore {
           .execute();
       }
     });
-    return { id, status: 'active', balance: initialCredits, createdAt };
+    return { id, status: 'active', balance: initialCredits, held: 0, createdAt };
   }
 
   async getAccount(id: string): Promise<Account | null> {
@@ -97,14 +97,14 @@ export class SqlAccountStore implements AccountStore {
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
       .selectAll('api_keys')
-      .select(['accounts.status as account_status', 'accounts.balance as account_balance', 'accounts.created_at as account_created_at'])
+      .select(['accounts.status as account_status', 'accounts.balance as account_balance', 'accounts.held as account_held', 'accounts.created_at as account_created_at'])
       .where('api_keys.hash', '=', hash)
       .executeTakeFirst();
     if (!row) return null;
-    const { account_status, account_balance, account_created_at, ...key } = row;
+    const { account_status, account_balance, account_held, account_created_at, ...key } = row;
     return {
       key: toKey(key),
-      account: toAccount({ id: key.account_id, status: account_status, balance: account_balance, created_at: account_created_at }),
+      account: toAccount({ id: key.account_id, status: account_status, balance: account_balance, held: account_held, created_at: account_created_at }),
     };
   }
 
@@ -143,6 +143,24 @@ export class SqlAccountStore implements AccountStore {
         .values({ account_id: accountId, task_id: null, amount: next - balance, reason, created_at: this.now() })
         .execute();
       return toAccount({ ...row, balance: next });
+    });
+  }
+
+  async spendCredits(accountId: string, amount: number, reason: string): Promise<Account | null> {
+    return writeTransaction(this.db, async (trx) => {
+      const row = await trx
+        .selectFrom('accounts')
+        .selectAll()
+        .where('id', '=', accountId)
+        .$if(this.rowLocks, (q) => q.forUpdate())
+        .executeTakeFirst();
+      if (!row) throw new Error(`no account ${accountId}`);
+      const balance = Number(row.balance);
+      if (balance - Number(row.held) < amount) return null;
+      if (amount <= 0) return toAccount(row);
+      await trx.updateTable('accounts').set({ balance: balance - amount }).where('id', '=', accountId).execute();
+      await trx.insertInto('ledger').values({ account_id: accountId, task_id: null, amount: -amount, reason, created_at: this.now() }).execute();
+      return toAccount({ ...row, balance: balance - amount });
     });
   }
 

@@ -1,6 +1,7 @@
 import { Kysely, Migrator, sql, type CreateTableBuilder, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import { dialectOf, type SqlDialect } from './dialect.js';
+import { createAccountHolds } from './holds.js';
 
 /**
  * An auto-numbered primary key. SQLite keeps exactly the DDL that existing databases were created
@@ -109,6 +110,11 @@ export const migrations = (dialect: SqlDialect): Record<string, Migration> => ({
       // Only the limit check read tasks by (key, state), and it reads key_unfinished now. The index cost every
       // create a write of one more page (a random one: the keys interleave) and every state change an update.
       await db.schema.dropIndex('tasks_key_state').execute();
+    },
+  },
+  '0004_holds': {
+    async up(db: Kysely<any>) {
+      await createAccountHolds(db, dialect);
     },
   },
 });

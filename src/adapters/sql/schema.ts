@@ -2,7 +2,8 @@ import type { Generated } from 'kysely';
 
 /** Table shapes shared by the SQLite and Postgres adapters. Times are epoch milliseconds. */
 export interface Database {
-  accounts: { id: string; status: string; balance: number; created_at: number };
+  /** held: the sum of the holds of the account's unfinished tasks, kept by triggers (migration 0004_holds). */
+  accounts: { id: string; status: string; balance: number; created_at: number; held: Generated<number> };
   api_keys: {
     id: string;
     account_id: string;
@@ -30,6 +31,8 @@ export interface Database {
     started_at: number | null;
     finished_at: number | null;
     expires_at: number;
+    /** Credits held while unfinished (NewTask.hold, TaskStore.reserve); 0 once known to hold nothing. */
+    hold: number;
   };
   /**
    * Each key's count of unfinished (queued or running) tasks, kept exact by triggers on tasks (migration

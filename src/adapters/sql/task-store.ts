@@ -2,14 +2,15 @@ import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './schema.js';
 import { dialectOf, lockScope, writeTransaction } from './dialect.js';
 import { WriteBatcher, unitsInTransaction } from './write-batch.js';
-import type { CreateWithinLimitResult, KeyUsage, NewTask, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
+import { affordable, fundsQuery, reserveHold, toFunds } from './holds.js';
+import type { CreateWithinLimitResult, KeyUsage, NewTask, ReserveResult, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
 import type { QueriedTask, TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
 import { amountToCharge } from '../../domain/pricing.js';
 import type { JobPayload } from '../../ports/queue.js';
 
 export type TaskRow = Selectable<Database['tasks']>;
-/** What a query reads of a task row: all but its params (QueriedTask). */
-export type QueriedRow = Omit<TaskRow, 'params'>;
+/** What a query reads of a task row: all but its params (QueriedTask) and its hold (billing's, not the answer's). */
+export type QueriedRow = Omit<TaskRow, 'params' | 'hold'>;
 
 /**
  * A task row as the domain's TaskRecord (what workers and the admin read; a query reads QueriedTask, without
@@ -94,10 +95,11 @@ const taskColumns: { [K in keyof TaskRow]: K } = {
   started_at: 'started_at',
   finished_at: 'finished_at',
   expires_at: 'expires_at',
+  hold: 'hold',
 };
 
 const TASK_COLUMNS: ReadonlyArray<keyof TaskRow> = Object.values(taskColumns);
-const { params: _params, ...queriedColumns } = taskColumns;
+const { params: _params, hold: _hold, ...queriedColumns } = taskColumns;
 const QUERIED_COLUMNS: ReadonlyArray<keyof QueriedRow> = Object.values(queriedColumns);
 
 /** One task row by id: get()'s statement. */
@@ -128,6 +130,7 @@ export function newRow(task: NewTask): TaskRow {
     started_at: null,
     finished_at: null,
     expires_at: task.expiresAt,
+    hold: task.hold ?? 0,
   };
 }
 
@@ -211,8 +214,16 @@ export class SqlTaskStore implements TaskStore {
   private async createLocked(trx: Kysely<Database>, task: NewTask, limit: number): Promise<CreateWithinLimitResult> {
     // Creates for one key wait for each other here, so each count sees every earlier insert.
     await lockScope(trx, createScope(task.apiKeyId));
+    // Credits before concurrency, as TaskService's pre-checks (the spec's order of refusals).
+    if (!affordable(toFunds(await fundsQuery(trx, task.accountId, this.rowLocks).executeTakeFirst()), task.hold ?? 0)) {
+      return { created: false, reason: 'insufficient_credits' };
+    }
     if ((await countUnfinished(trx, task.apiKeyId, limit)) >= limit) return { created: false, reason: 'unfinished_limit' };
     return { created: true, task: toRecord(await this.insertWithJob(trx, task), task.params) };
+  }
+
+  async reserve(id: string, price: number): Promise<ReserveResult> {
+    return writeTransaction(this.db, (trx) => reserveHold(trx, id, price, this.rowLocks));
   }
 
   async get(id: string): Promise<TaskRecord | null> {

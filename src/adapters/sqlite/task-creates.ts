@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable, Kysely } from 'kysely';
 import type { Database } from '../sql/schema.js';
 import { insertTaskQuery, insertWebhookQuery, newRow, toRecord, unfinishedCountQuery, webhookRow } from '../sql/task-store.js';
+import { affordable, fundsQuery, toFunds } from '../sql/holds.js';
 import { insertJobQuery, jobRow } from '../sql/queue-rows.js';
 import { compileOnce, slot, slots, type CompiledOnce } from '../sql/compiled-once.js';
 import type { CreateWithinLimitResult, NewTask } from '../../ports/task-store.js';
@@ -37,6 +38,8 @@ class Prepared {
 export class SqliteTaskCreates {
   /** The key's unfinished count (key_unfinished, kept by triggers): one statement whatever the key's limit. */
   private readonly count: Prepared;
+  /** The account's balance and holds (accounts.held, kept by triggers): one primary-key read. */
+  private readonly funds: Prepared;
   private readonly insertTask: Prepared;
   private readonly insertWebhook: Prepared;
   private readonly insertJob: Prepared | null;
@@ -53,6 +56,7 @@ export class SqliteTaskCreates {
   ) {
     const sample: NewTask = { id: '', kind: 'tts', accountId: '', apiKeyId: '', params: {}, createdAt: 0, expiresAt: 0 };
     this.count = new Prepared(raw, unfinishedCountQuery(db, slot('apiKeyId')));
+    this.funds = new Prepared(raw, fundsQuery(db, slot('accountId'), false));
     this.insertTask = new Prepared(raw, insertTaskQuery(db, slots(newRow(sample))));
     this.insertWebhook = new Prepared(raw, insertWebhookQuery(db, slots(webhookRow('', '', 0))));
     this.insertJob = jobClock ? new Prepared(raw, insertJobQuery(db, slots(jobRow({ taskId: '', kind: 'tts' }, 0)))) : null;
@@ -64,6 +68,9 @@ export class SqliteTaskCreates {
     this.db.connection().execute(async () => this.transaction(items));
 
   private createOne(task: NewTask, limit: number): CreateWithinLimitResult {
+    // Credits before concurrency, as TaskService's pre-checks; an earlier create of this batch already holds its share.
+    const funds = this.funds.get<{ balance: number; held: number }>({ accountId: task.accountId });
+    if (!affordable(toFunds(funds), task.hold ?? 0)) return { created: false, reason: 'insufficient_credits' };
     const counted = this.count.get<{ n: number }>({ apiKeyId: task.apiKeyId });
     if (Number(counted?.n ?? 0) >= limit) return { created: false, reason: 'unfinished_limit' };
     const row = newRow(task);

@@ -17,8 +17,14 @@ export function registerAccountRoutes(app: FastifyInstance, deps: { auth: AuthSe
     schema: { tags: ['Account'], summary: "The key's account: balance in credits, status, and the key's state", response: { 200: Envelope } },
     onRequest: requireApiKey(deps.auth, deps.limits, 'query'),
     handler: async (request) => {
-      const { account, key } = callerOf(request);
-      return success({ account_id: account.id, balance: account.balance, status: account.status, key_id: key.id, key_prefix: key.prefix, key_enabled: key.enabled });
+      const caller = callerOf(request);
+      const { key } = caller;
+      const account = await deps.auth.currentAccount(caller);
+      // held: what unfinished tasks hold of the balance; available: what a new task can be promised.
+      return success({
+        account_id: account.id, balance: account.balance, held: account.held, available: Math.max(0, account.balance - account.held),
+        status: account.status, key_id: key.id, key_prefix: key.prefix, key_enabled: key.enabled,
+      });
     },
   });
 }

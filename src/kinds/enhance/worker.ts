@@ -8,7 +8,7 @@ import type { BlobStore } from '../../ports/blob-store.js';
 import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
 import type { InputFetcher } from '../../jobs/input-fetcher.js';
 import type { EngineThreads } from '../threads.js';
-import { decodedFrames, limitFrames } from '../decoded-length.js';
+import { decodedFrames, limitFrames, reservePrice } from '../decoded-length.js';
 import { EnhanceParams, type EnhanceResult } from './contract.js';
 import type { EnhanceThreadInput } from './thread.js';
 import type { DenoiserPreference } from '../../engines/enhance/engine-choice.js';
@@ -60,6 +60,7 @@ export class EnhanceHandler implements TaskHandler {
     if (!info || !info.hasAudio || !(info.sampleRate > 0)) throw new TaskFailure('The input is not an audio or video file with an audio track');
     // The header's duration is a claim: length, limit and price are what the decoder yields (stopped at the limit).
     const frames = await decodedFrames(inputPath, { ffmpeg: this.deps.media.ffmpeg, sampleRate: info.sampleRate, maxSeconds: this.deps.maxSeconds, signal: ctx.signal });
+    await reservePrice(ctx, frames / info.sampleRate, this.deps.creditsPerMinute);
     ctx.onProgress(0.03);
     const format = outputFormatFor(info.codec);
     const outPath = join(ctx.tmpDir, `enhanced.${format}`);

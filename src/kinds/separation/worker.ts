@@ -12,7 +12,7 @@ import { outputStems, STEMS_BY_MODEL_TYPE } from '../../engines/separation/engin
 import type { InputFetcher } from '../../jobs/input-fetcher.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
 import type { EngineThreads } from '../threads.js';
-import { decodedFrames, limitFrames } from '../decoded-length.js';
+import { decodedFrames, limitFrames, reservePrice } from '../decoded-length.js';
 import { SeparationParams, type SeparationResult } from './contract.js';
 import type { SeparationThreadInput } from './thread.js';
 
@@ -48,6 +48,7 @@ export class SeparationHandler implements TaskHandler {
     if (!info || !info.hasAudio || !(info.sampleRate > 0)) throw new TaskFailure('The input is not an audio or video file with an audio track');
     // The header's duration is a claim: the limit applies to what the decoder yields (stopped at the limit).
     const frames = await decodedFrames(inputPath, { ffmpeg: this.deps.media.ffmpeg, sampleRate: info.sampleRate, maxSeconds: this.deps.maxSeconds, signal: ctx.signal });
+    await reservePrice(ctx, frames / info.sampleRate, this.deps.creditsPerMinute);
     const outDir = join(ctx.tmpDir, 'stems');
     await mkdir(outDir);
     const plan = planOutputs(p.modelType, p.separationType);

@@ -138,8 +138,9 @@ export class OpenAiSpeech {
    */
   async charge(caller: Caller, plan: SpeechPlan): Promise<{ refund(): Promise<void> }> {
     if (caller.account.balance < plan.price) throw new AppError('INSUFFICIENT_CREDITS');
-    // Like a task's charge, capped by the balance: two requests racing past the check cannot take it below zero.
-    await this.deps.accounts.adjustCredits(caller.account.id, -plan.price, 'openai_speech');
+    // The whole price or nothing, checked against the balance less what unfinished tasks hold, in one transaction:
+    // requests racing past the cached pre-check above cannot take credits that tasks were promised.
+    if (!(await this.deps.accounts.spendCredits(caller.account.id, plan.price, 'openai_speech'))) throw new AppError('INSUFFICIENT_CREDITS');
     let refunded = false;
     return {
       refund: async () => {

@@ -66,11 +66,11 @@ export function concurrencyContract(use: () => StoreFixture): void {
     const { backend } = use();
     const fresh = await backend.createDatabase();
     const answers = await runNodes(backend.dialect, fresh, [['migrate'], ['migrate'], ['migrate']]);
-    expect(answers).toEqual([1, 2, 3].map(() => ({ applied: ['0001_initial', '0002_webhooks', '0003_key_unfinished'] })));
+    expect(answers).toEqual([1, 2, 3].map(() => ({ applied: ['0001_initial', '0002_webhooks', '0003_key_unfinished', '0004_holds'] })));
     const again = await backend.open(fresh);
     try {
       const applied = await again.withTables<{ kysely_migration: { name: string } }>().selectFrom('kysely_migration').select('name').execute();
-      expect(applied).toEqual([{ name: '0001_initial' }, { name: '0002_webhooks' }, { name: '0003_key_unfinished' }]);
+      expect(applied).toEqual([{ name: '0001_initial' }, { name: '0002_webhooks' }, { name: '0003_key_unfinished' }, { name: '0004_holds' }]);
       await expect(again.selectFrom('ledger').select('id').execute()).resolves.toEqual([]);
     } finally {
       await again.destroy();
