@@ -139,6 +139,11 @@ export function clientErrorRefusal(err: Error & { code?: string; reason?: unknow
 const answeredSockets = new WeakSet<Duplex>();
 /** How long a refused connection may still send before it is closed (it must be able to read the answer). */
 const REFUSED_LINGER_MS = 2000;
+/**
+ * How long a refusal of malformed HTTP waits for the answers to requests pipelined ahead of it; past that the
+ * connection is closed without it. Those requests are bounded by the server's own timeouts anyway.
+ */
+const PENDING_ANSWERS_MS = 120_000;
 
 /**
  * A body refused before it has all arrived (too large) is answered with `Connection: close` (Fastify sets it),
@@ -175,21 +180,39 @@ export function lingerAfterAnswer(req: IncomingMessage): void {
 function answerOnSocket(socket: Duplex, status: number, error: AppError): void {
   if (answeredSockets.has(socket)) return;
   answeredSockets.add(socket);
-  // An answer already under way on this connection cannot be interrupted by another one.
-  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (socket.destroyed || !socket.writable || inFlight?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  const body = JSON.stringify(refusal(error));
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
-  // Read and drop what the client still sends: closing with unread input resets the connection, which can
-  // make the client lose the answer. The connection goes after a short while whatever the client does.
-  socket.resume();
-  setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+  const waitingSince = Date.now();
+  const answer = () => {
+    if (socket.destroyed || !socket.writable) return void socket.destroy();
+    // Requests pipelined ahead of the bad one are answered first, in order (HTTP/1.1 answers in request order): a
+    // refusal written ahead of them would be read as the answer to the first, whose work (a create, a charge)
+    // still happens. Node hands the connection to the next queued answer as each one finishes.
+    // A pending answer whose request is still incomplete is the bad request's own (its body broke the parse): the
+    // refusal replaces it.
+    const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (pending && !pending.writableFinished && pending.req.complete && Date.now() - waitingSince < PENDING_ANSWERS_MS) {
+      const next = () => {
+        pending.off('finish', next);
+        pending.off('close', next);
+        setImmediate(answer);
+      };
+      pending.once('finish', next);
+      pending.once('close', next);
+      return;
+    }
+    // An answer already under way on this connection cannot be interrupted by another one; nor can one still
+    // unfinished after that long be followed by ours.
+    if (pending && !pending.writableFinished && (pending.headersSent || pending.req.complete)) return void socket.destroy();
+    const body = JSON.stringify(refusal(error));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+    // Read and drop what the client still sends: closing with unread input resets the connection, which can
+    // make the client lose the answer. The connection goes after a short while whatever the client does.
+    socket.resume();
+    setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+  };
+  answer();
 }
 
 /** Fastify server options that route the framework's own refusals here. */

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientErrorRefusal } from '../../src/http/envelope.js';
-import { buildSystemServer } from '../../src/http/server.js';
+import { buildSystemServer, drainOf } from '../../src/http/server.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { isEnvelope, parseJson, rawRequest } from '../helpers/raw-http.js';
 
@@ -225,6 +225,30 @@ describe('answers before routing', () => {
     });
     expect(stream.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 404', 'HTTP/1.1 503']);
     expect(stream.match(/"code":\d+/g)).toEqual(['"code":101008', '"code":100000', '"code":100404']);
+  });
+
+  it('a malformed request pipelined behind valid ones is refused after their answers, in order, and leaves nothing counted in flight', async () => {
+    const voices = await app.get(`${API}/tts/voices?language=en&page_size=1`, key);
+    const create = JSON.stringify({ voice_id: voices.json.data.records[0].id, emotion: 0, speed: 1, language: 'en', text: 'Pipelined.' });
+    const requests = [
+      `POST ${API}/tts/task/create HTTP/1.1\r\nHost: x\r\napi-key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${create.length}\r\n\r\n${create}`,
+      'GET /no/such/path HTTP/1.1\r\nHost: x\r\n\r\n',
+      'BAD\x01REQUEST / HTTP/1.1\r\n\r\n',
+    ];
+    const stream = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(requests.join('')));
+      let data = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => (data += chunk));
+      socket.on('close', () => resolve(data));
+      socket.on('error', reject);
+      socket.setTimeout(10_000, () => reject(new Error(`no close within 10 s; got: ${data.slice(0, 200)}`)));
+    });
+    // Before, the refusal was written ahead of both: read as the create's answer, while the task was made (and charged).
+    expect(stream.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 404', 'HTTP/1.1 400']);
+    expect(stream.match(/"code":\d+/g)).toEqual(['"code":100000', '"code":100404', '"code":100002']);
+    expect(stream).toMatch(/"job_id":"[0-9a-f]{32}"/);
+    await expect.poll(() => drainOf(app.http).inFlight).toBe(0);
   });
 
   it('the server keeps serving after all of them', async () => {
