@@ -318,7 +318,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
             autoPull: config.MODELS_AUTO_PULL, ...(config.MODELS_BASE_URL ? { baseUrl: config.MODELS_BASE_URL } : {}),
           },
           scriptMaxChars: config.PODCAST_SCRIPT_MAX_CHARS,
-          extractLimits: { maxSeconds: config.SOURCE_EXTRACT_MAX_SECONDS, memoryMb: config.SOURCE_EXTRACT_MEMORY_MB },
+          extractLimits: { maxSeconds: config.SOURCE_EXTRACT_MAX_SECONDS, memoryMb: config.SOURCE_EXTRACT_MEMORY_MB, maxMb: config.SOURCE_MAX_MB },
         }),
         podcast_audio: new PodcastAudioHandler({
           threads,

@@ -123,6 +123,8 @@ const EnvSchema = z.object({
   /** Podcast sources (pages, documents, feeds) are read in a child process of their own: its wall-clock limit and heap cap. */
   SOURCE_EXTRACT_MAX_SECONDS: int(1, 3600).default(120),
   SOURCE_EXTRACT_MEMORY_MB: int(64, 16384).default(512),
+  /** Largest page, document, feed or text file read as a source (media sources are bounded by ASR_MAX_SECONDS instead). */
+  SOURCE_MAX_MB: int(1, 4096).default(100),
   /**
    * auto: best installed neural model per model type, else built-in; builtin; or one model name (docs/api.md).
    * Model names are the engines' to know: the composition root checks them (config imports no engine).

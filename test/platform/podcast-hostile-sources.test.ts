@@ -152,3 +152,20 @@ describe('hostile attachments, a 1 s extraction limit', () => {
     expect(r.slowestHealthMs).toBeLessThan(1000);
   }, 60_000);
 });
+
+describe('hostile attachments, SOURCE_MAX_MB=2', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ ALLOW_PRIVATE_URLS: '1', SOURCE_MAX_MB: '2' });
+    // 3 MB of plain text: over 512 MB of it failed as an internal error on each of three attempts (found from outside).
+    files.set('/huge.txt', Buffer.from(`${SENTENCE}\n`.repeat(Math.floor((3 * 1024 * 1024) / (SENTENCE.length + 1)))));
+  });
+  afterAll(async () => app?.close());
+
+  it('a text file over the limit fails at once, naming it, on its first attempt', async () => {
+    const r = await attachmentTask(app, '/huge.txt');
+    expect(r.task.status, JSON.stringify(r.task)).toBe('failed');
+    expect(r.task.error).toBe('The source is 3 MB: pages, documents, feeds and text are read up to 2 MB (SOURCE_MAX_MB)');
+    expect(r.seconds).toBeLessThan(10);
+  }, 60_000);
+});

@@ -6,6 +6,7 @@
  * process, measured with Node 20), a child's crash is its own.
  */
 import { fork } from 'node:child_process';
+import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { TaskFailure } from '../../domain/errors.js';
 import type { ExtractedSource, ExtractOptions, SourceFile } from './sources.js';
@@ -16,9 +17,23 @@ export interface ExtractLimits {
   maxSeconds: number;
   /** Heap (V8 old generation) of the child, in MB (SOURCE_EXTRACT_MEMORY_MB). */
   memoryMb: number;
+  /** Largest file read, in MB (SOURCE_MAX_MB): checked before the child starts. */
+  maxMb: number;
 }
 
-export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = { maxSeconds: 120, memoryMb: 512 };
+export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = { maxSeconds: 120, memoryMb: 512, maxMb: 100 };
+
+/**
+ * A source too large to read is refused before any reading: the readers take the whole file in memory, and a
+ * file's bytes (a Buffer) live outside the heap the cap bounds, so a 1.9 GB text file took 1.9 GB in the child,
+ * and one over 512 MB failed as an internal error (past V8's longest string) on each of three attempts.
+ */
+async function refuseOversized(path: string, limits: ExtractLimits): Promise<void> {
+  const { size } = await stat(path);
+  if (size > limits.maxMb * 1024 * 1024) {
+    throw new TaskFailure(`The source is ${Math.ceil(size / (1024 * 1024))} MB: pages, documents, feeds and text are read up to ${limits.maxMb} MB (SOURCE_MAX_MB)`);
+  }
+}
 
 export const extractTimeMessage = (s: number) =>
   `Reading the source took longer than ${s} s (the limit for one source): it may be far too large or crafted to stall the reader`;
@@ -26,6 +41,7 @@ export const extractMemoryMessage = (mb: number) =>
   `Reading the source needed more than ${mb} MB of memory (the limit for one source): it may be a decompression bomb or far too large`;
 
 export async function extractInWorker(file: SourceFile, opts: ExtractOptions, limits: ExtractLimits, signal?: AbortSignal): Promise<ExtractedSource> {
+  await refuseOversized(file.path, limits);
   const value = await runChild({ op: 'source', file, opts }, limits, signal);
   if (!value) throw new Error('Source extraction answered nothing');
   return value;
@@ -36,7 +52,7 @@ export async function extractInWorker(file: SourceFile, opts: ExtractOptions, li
  * every caption document are parsed there; the tracks are fetched here by `fetchToFile`, which holds the
  * SSRF guard, and handed over as files. Null when the page has no usable track.
  */
-export function videoCaptionsInWorker(
+export async function videoCaptionsInWorker(
   htmlPath: string,
   pageUrl: string,
   fetchToFile: (url: string) => Promise<string>,
@@ -44,6 +60,7 @@ export function videoCaptionsInWorker(
   limits: ExtractLimits,
   signal?: AbortSignal,
 ): Promise<ExtractedSource | null> {
+  await refuseOversized(htmlPath, limits);
   return runChild({ op: 'video', htmlPath, pageUrl, opts }, limits, signal, fetchToFile);
 }
 
@@ -98,7 +115,8 @@ function runChild(
       finish(() => {
         if (msg.ok) resolve(msg.value);
         else if ('failure' in msg) reject(new TaskFailure(msg.failure));
-        else reject(new Error(`Source extraction failed: ${msg.error}`));
+        // The reader failed on this file: a retry would read the same bytes the same way (three times, before).
+        else reject(new TaskFailure(`The source could not be read: ${msg.error}`));
       });
     });
     child.on('error', (err) => finish(() => reject(err)));

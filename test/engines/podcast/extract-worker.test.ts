@@ -17,7 +17,7 @@ describe('extractInWorker', () => {
   it('reads a source in a child process and answers its result', async () => {
     const path = join(dir, 'ok.txt');
     await writeFile(path, 'Lighthouses\n\nLighthouses guided ships along dangerous coasts for centuries, and keepers tended them.');
-    const r = await extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 256 });
+    const r = await extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 256, maxMb: 100 });
     expect(r.kind).toBe('text');
     expect(r.text).toMatch(/guided ships/);
   }, 60_000);
@@ -25,7 +25,7 @@ describe('extractInWorker', () => {
   it('a failure of the source itself comes back as a TaskFailure with its message', async () => {
     const path = join(dir, 'empty.txt');
     await writeFile(path, '...');
-    await expect(extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 256 })).rejects.toThrow(new TaskFailure('The text has no usable text'));
+    await expect(extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 256, maxMb: 100 })).rejects.toThrow(new TaskFailure('The text has no usable text'));
   }, 60_000);
 
   it('a source that needs more heap than the cap kills the child and fails naming the limit', async () => {
@@ -33,17 +33,32 @@ describe('extractInWorker', () => {
     const path = join(dir, 'big.txt');
     await writeFile(path, 'a b\n'.repeat(10 * 1024 * 1024));
     const t = performance.now();
-    const err = await extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 64 }).catch((e) => e);
+    const err = await extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 64, maxMb: 100 }).catch((e) => e);
     expect(err).toBeInstanceOf(TaskFailure);
     expect(err.message).toBe(extractMemoryMessage(64));
     expect(performance.now() - t).toBeLessThan(60_000);
   }, 90_000);
 
+  it('a file over SOURCE_MAX_MB is refused before any reading, as a final failure naming the limit', async () => {
+    // 3 MB of text against a 2 MB limit: refused by its size, without starting a child (so at once).
+    const path = join(dir, 'over.txt');
+    await writeFile(path, 'word '.repeat(600 * 1024));
+    const t = performance.now();
+    const err = await extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 256, maxMb: 2 }).catch((e) => e);
+    expect(err).toBeInstanceOf(TaskFailure);
+    expect(err.message).toBe('The source is 3 MB: pages, documents, feeds and text are read up to 2 MB (SOURCE_MAX_MB)');
+    expect(performance.now() - t).toBeLessThan(1000);
+    const page = join(dir, 'over.html');
+    await writeFile(page, `<html><body>${'<p>x</p>'.repeat(400 * 1024)}</body></html>`);
+    await expect(videoCaptionsInWorker(page, 'https://video.example/watch', async () => '', {}, { maxSeconds: 60, memoryMb: 256, maxMb: 2 }))
+      .rejects.toThrow(new TaskFailure('The source is 4 MB: pages, documents, feeds and text are read up to 2 MB (SOURCE_MAX_MB)'));
+  });
+
   it('an aborted task kills its child', async () => {
     const path = join(dir, 'ok2.txt');
     await writeFile(path, 'Lighthouses guided ships along dangerous coasts for centuries, and keepers tended them.');
     const ac = new AbortController();
-    const p = extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 256 }, ac.signal);
+    const p = extractInWorker(text(path), {}, { maxSeconds: 60, memoryMb: 256, maxMb: 100 }, ac.signal);
     ac.abort(new Error('cancelled'));
     await expect(p).rejects.toThrow('cancelled');
   });
@@ -64,7 +79,7 @@ describe('videoCaptionsInWorker', () => {
       await writeFile(path, vtt);
       return path;
     };
-    const r = await videoCaptionsInWorker(html, 'https://video.example/watch', fetchToFile, {}, { maxSeconds: 60, memoryMb: 256 });
+    const r = await videoCaptionsInWorker(html, 'https://video.example/watch', fetchToFile, {}, { maxSeconds: 60, memoryMb: 256, maxMb: 100 });
     expect(asked).toEqual(['https://video.example/dead.vtt', 'https://video.example/subs.vtt']);
     expect(r?.kind).toBe('captions');
     expect(r?.text).toContain('Gutenberg combined movable type');
@@ -74,10 +89,10 @@ describe('videoCaptionsInWorker', () => {
   it('answers null for a page without tracks, and the source time limit covers a fetch that never ends', async () => {
     const none = join(dir, 'none.html');
     await writeFile(none, page(''));
-    expect(await videoCaptionsInWorker(none, 'https://video.example/watch', async () => '', {}, { maxSeconds: 60, memoryMb: 256 })).toBeNull();
+    expect(await videoCaptionsInWorker(none, 'https://video.example/watch', async () => '', {}, { maxSeconds: 60, memoryMb: 256, maxMb: 100 })).toBeNull();
     const stalled = join(dir, 'stalled.html');
     await writeFile(stalled, page('<track kind="captions" src="/slow.vtt" srclang="en">'));
     const never = () => new Promise<string>(() => {});
-    await expect(videoCaptionsInWorker(stalled, 'https://video.example/watch', never, {}, { maxSeconds: 2, memoryMb: 256 })).rejects.toThrow(new TaskFailure(extractTimeMessage(2)));
+    await expect(videoCaptionsInWorker(stalled, 'https://video.example/watch', never, {}, { maxSeconds: 2, memoryMb: 256, maxMb: 100 })).rejects.toThrow(new TaskFailure(extractTimeMessage(2)));
   });
 });
