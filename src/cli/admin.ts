@@ -3,6 +3,7 @@ import type { AccountStore } from '../ports/accounts.js';
 import type { TaskStore } from '../ports/task-store.js';
 import { TASK_KINDS, type TaskKind, type TaskState } from '../domain/task.js';
 import { hashApiKey, issueApiKey } from '../services/auth.js';
+import { KEY_LIMITS, rateLimitProblem } from '../domain/key-limits.js';
 
 export interface AdminDeps {
   accounts: () => Promise<AccountStore>;
@@ -12,12 +13,23 @@ export interface AdminDeps {
 
 export class CliError extends Error {}
 
-function positiveInt(name: string) {
+/**
+ * A whole number written in decimal digits, from `min` to `max`: Number() alone took '' and ' ' as 0, '0x10' as
+ * 16 and '1e300' as a number no balance can hold exactly.
+ */
+function wholeNumber(name: string, min: number, max: number) {
   return (v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) throw new CliError(`${name} must be a whole number >= 0, got ${v}`);
+    const n = /^\d{1,16}$/.test(v.trim()) ? Number(v.trim()) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw new CliError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(v)}`);
     return n;
   };
+}
+
+function rateLimit(v: string): number {
+  const n = /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v.trim()) : NaN;
+  const problem = rateLimitProblem(n);
+  if (problem) throw new CliError(`--rate-limit ${problem}, got ${JSON.stringify(v)}`);
+  return n;
 }
 
 /** Accepts the key itself (sk_...) or its id (key_...). */
@@ -33,13 +45,9 @@ export function registerAdminCommands(program: Command, deps: AdminDeps): void {
   keys
     .command('create')
     .description('create a key (and an account unless --account is given); the key is shown only now')
-    .option('--credits <n>', 'credits to add to the account', positiveInt('--credits'), 0)
-    .option('--rate-limit <n>', 'requests per second for this key', (v) => {
-      const n = Number(v);
-      if (!(n > 0)) throw new CliError('--rate-limit must be > 0');
-      return n;
-    })
-    .option('--concurrency <n>', 'unfinished tasks and in-flight requests for this key', positiveInt('--concurrency'))
+    .option('--credits <n>', 'credits to add to the account', wholeNumber('--credits', 0, KEY_LIMITS.creditsMax), 0)
+    .option('--rate-limit <n>', 'requests per second for this key', rateLimit)
+    .option('--concurrency <n>', 'unfinished tasks and in-flight requests for this key', wholeNumber('--concurrency', 1, KEY_LIMITS.concurrencyMax))
     .option('--account <id>', 'existing account to attach the key to')
     .action(async (o: { credits: number; rateLimit?: number; concurrency?: number; account?: string }) => {
       const issued = await issueApiKey(await deps.accounts(), {
@@ -72,7 +80,7 @@ export function registerAdminCommands(program: Command, deps: AdminDeps): void {
 
   const credits = program.command('credits').description('credit balances');
   credits.command('add <account> <n>').action(async (account: string, n: string) => {
-    const amount = positiveInt('n')(n);
+    const amount = wholeNumber('n', 1, KEY_LIMITS.creditsMax)(n);
     const store = await deps.accounts();
     if (!(await store.getAccount(account))) throw new CliError(`no account ${account}`);
     const updated = await store.adjustCredits(account, amount, 'admin_credit');
@@ -89,7 +97,7 @@ export function registerAdminCommands(program: Command, deps: AdminDeps): void {
     .command('list')
     .option('--status <s>', 'queued, running, success or failed (waiting = queued and running)')
     .option('--kind <k>', TASK_KINDS.join(', '))
-    .option('--limit <n>', 'at most this many', positiveInt('--limit'), 100)
+    .option('--limit <n>', 'at most this many', wholeNumber('--limit', 1, 100_000), 100)
     .action(async (o: { status?: string; kind?: string; limit: number }) => {
       if (o.kind && !(TASK_KINDS as readonly string[]).includes(o.kind)) throw new CliError(`--kind must be one of ${TASK_KINDS.join(', ')}`);
       const states: (TaskState | undefined)[] =

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { cpus } from 'node:os';
 import { TASK_KINDS, type TaskKind } from '../domain/task.js';
 import { DEFAULT_PODCAST_SCRIPT_MAX_CHARS, DEFAULT_PODCAST_TEXT_MAX_CHARS } from '../domain/podcast-limits.js';
+import { KEY_LIMITS } from '../domain/key-limits.js';
 
 const bool = z
   .enum(['0', '1', 'true', 'false', 'yes', 'no', ''])
@@ -24,7 +25,7 @@ const EnvSchema = z.object({
   FILE_URL_TTL_SECONDS: int(60, 30 * 86400).default(86400),
   TASK_TTL_SECONDS: int(60, 365 * 86400).default(7 * 86400),
   REAPER_INTERVAL_SECONDS: int(1, 86400).default(300),
-  DEFAULT_RATE_LIMIT: z.coerce.number().positive().default(10),
+  DEFAULT_RATE_LIMIT: z.coerce.number().min(KEY_LIMITS.rateMin).max(KEY_LIMITS.rateMax).default(10),
   DEFAULT_CONCURRENCY: int(1, 10_000).default(5),
   CREDITS_PER_MINUTE: int(1, 1_000_000).default(1),
   TTS_MAX_CHARS: int(1, 1_000_000).default(5000),

@@ -54,4 +54,36 @@ describe('admin CLI', () => {
     expect((await cli('keys', 'create', '--credits', '-3')).code).toBe(1);
     expect((await cli('tasks', 'list', '--kind', 'nope')).code).toBe(1);
   }, 60_000);
+
+  it('refuses values that would quietly break a key or a balance, naming the range, and writes nothing', async () => {
+    const lastError = (r: { err: string }) => JSON.parse(r.err.trim().split('\n').pop()!).error as string;
+    // Each once accepted: Infinity made every request of the key an internal error, 1e-300 turned its limiting
+    // off, 0 made a key that can do nothing, '' and ' ' read as 0, 0x10 as 16, 1e300 as a balance no charge lowers.
+    const refused: Array<[string[], RegExp]> = [
+      [['--rate-limit', 'Infinity'], /^--rate-limit must be a number of requests per second from 0.001 to 1000000, got "Infinity"$/],
+      [['--rate-limit', '1e-300'], /^--rate-limit must be/],
+      [['--rate-limit', '0'], /^--rate-limit must be/],
+      [['--concurrency', '0'], /^--concurrency must be a whole number from 1 to 1000000, got "0"$/],
+      [['--credits', ''], /^--credits must be a whole number from 0 to 1000000000, got ""$/],
+      [['--credits', ' '], /^--credits must be/],
+      [['--credits', '0x10'], /^--credits must be/],
+      [['--credits', '1e300'], /^--credits must be/],
+      [['--credits', '9007199254740993'], /^--credits must be/],
+    ];
+    const before = (await cli('tasks', 'list')).code;
+    expect(before).toBe(0);
+    for (const [args, message] of refused) {
+      const r = await cli('keys', 'create', ...args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(lastError(r), args.join(' ')).toMatch(message);
+    }
+    const ok = await cli('keys', 'create', '--credits', '7', '--rate-limit', '0.5', '--concurrency', '1');
+    expect(ok.code).toBe(0);
+    for (const n of ['0', '-1', '1e3', '1000000001']) {
+      const r = await cli('credits', 'add', ok.out.account_id, n);
+      expect(r.code, n).toBe(1);
+      expect(lastError(r)).toMatch(/^n must be a whole number from 1 to 1000000000/);
+    }
+    expect((await cli('credits', 'show', ok.out.account_id)).out.balance).toBe(7);
+  }, 120_000);
 });

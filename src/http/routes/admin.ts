@@ -4,12 +4,13 @@ import { z } from 'zod';
 import type { AdminService } from '../../services/admin.js';
 import { success } from '../envelope.js';
 import { Envelope } from '../schemas.js';
+import { KEY_LIMITS } from '../../domain/key-limits.js';
 
 const BASE = '/admin/api';
 const TOKEN_HEADER = 'x-admin-token';
 
-const CreditsBody = z.object({ account_id: z.string().min(1).max(100), amount: z.number().int().min(1).max(1_000_000_000) });
-const KeyBody = z.object({ account_id: z.string().min(1).max(100).optional(), credits: z.number().int().min(0).max(1_000_000_000).default(0) });
+const CreditsBody = z.object({ account_id: z.string().min(1).max(100), amount: z.number().int().min(1).max(KEY_LIMITS.creditsMax) });
+const KeyBody = z.object({ account_id: z.string().min(1).max(100).optional(), credits: z.number().int().min(0).max(KEY_LIMITS.creditsMax).default(0) });
 const KeyEnabledBody = z.object({ key_id: z.string().min(1).max(100), enabled: z.boolean() });
 
 /**
