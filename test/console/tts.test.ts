@@ -20,6 +20,10 @@ describe.skipIf(!HAS_CHROMIUM)('console: text to speech page in a real browser',
     const res = await fetch(`${app.baseUrl}/`);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
     expect(await res.text()).toContain('<title>Soundry console</title>');
+    // Not to be framed by another site (found from outside: the console could be framed for clickjacking).
+    expect(res.headers.get('content-security-policy')).toBe("frame-ancestors 'none'");
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('referrer-policy')).toBe('same-origin');
     expect((await fetch(`${app.baseUrl}/console/wavesurfer.esm.js`)).status).toBe(200);
     expect((await fetch(`${app.baseUrl}/console/../package.json`)).status).toBe(404);
     expect((await fetch(`${app.baseUrl}/console/..%2fpackage.json`)).status).toBe(404);

@@ -48,6 +48,12 @@ export function registerConsoleRoutes(app: FastifyInstance): void {
       .header('content-type', typeOf(name) ?? 'application/octet-stream')
       .header('cache-control', 'no-cache')
       .header('x-content-type-options', 'nosniff')
+      // Never inside another site's frame (clickjacking: the page holds an API key and buttons that spend credits);
+      // X-Frame-Options for browsers without CSP frame-ancestors.
+      .header('content-security-policy', "frame-ancestors 'none'")
+      .header('x-frame-options', 'DENY')
+      // Result links carry their signature in the query: not to be sent on to other origins.
+      .header('referrer-policy', 'same-origin')
       .send(await readFile(path));
   };
   app.get('/', { schema: { hide: true } }, async (_request, reply) => send('index.html', reply));
