@@ -125,7 +125,7 @@ if (process.env.BENCH_BEFORE_MAIN) await beforeDatabase(process.env.BENCH_BEFORE
 
 /**
  * The older Soundry's embedded database: migrated by its own code (it refuses a schema newer than it knows),
- * then given the same accounts and keys as the prepared one (those tables are the same in every version).
+ * then given the same accounts and keys as the prepared one, by the columns the older version has.
  */
 async function beforeDatabase(beforeMain: string, from: string, to: string): Promise<void> {
   await mkdir(to, { recursive: true });
@@ -134,7 +134,11 @@ async function beforeDatabase(beforeMain: string, from: string, to: string): Pro
   const db = new BetterSqlite3(join(to, 'soundry.db'));
   try {
     db.prepare('attach database ? as prepared').run(join(from, 'soundry.db'));
-    for (const table of ['accounts', 'api_keys', 'ledger']) db.exec(`insert into main.${table} select * from prepared.${table}`);
+    // By the older version's columns: a later one may have added some (accounts.held, 0004).
+    for (const table of ['accounts', 'api_keys', 'ledger']) {
+      const columns = (db.prepare(`select name from pragma_table_info('${table}', 'main')`).all() as { name: string }[]).map((c) => c.name).join(', ');
+      db.exec(`insert into main.${table} (${columns}) select ${columns} from prepared.${table}`);
+    }
   } finally {
     db.close();
   }
