@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { AppError, rateLimited } from '../domain/errors.js';
 import type { Account, AccountStore, ApiKey } from '../ports/accounts.js';
+import { KEY_LIMITS } from '../domain/key-limits.js';
 import type { AuthFailurePolicy, RequestLimits } from '../ports/limits.js';
 
 /** `login`: the podcast voice list, whose only codes are 100000 and 100001: the key is checked, nothing else. */
@@ -53,7 +54,9 @@ export class AuthService {
       throw new AppError('INVALID_API_KEY');
     }
     const { key, account } = found;
-    const rateLimit = key.rateLimit ?? this.defaults.rateLimit;
+    // Held to the bounds keys are created with now: a key stored before they applied (an infinite rate made every
+    // request an internal error, a tiny one turned limiting off) is limited as the nearest allowed value.
+    const rateLimit = boundedRate(key.rateLimit ?? this.defaults.rateLimit, this.defaults.rateLimit);
     if (op !== 'login' && !(await this.limits.consumeRate(key.id, rateLimit))) throw rateLimited(rateLimit);
     if (op === 'create') {
       if (!key.enabled) throw new AppError('KEY_NOT_ENABLED');
@@ -106,4 +109,9 @@ export async function issueApiKey(
     concurrency: opts.concurrency,
   });
   return { apiKey, key, account };
+}
+
+function boundedRate(rate: number, fallback: number): number {
+  if (Number.isNaN(rate)) return fallback;
+  return Math.min(KEY_LIMITS.rateMax, Math.max(KEY_LIMITS.rateMin, rate));
 }

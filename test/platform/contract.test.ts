@@ -73,6 +73,18 @@ describe('envelope and error table', () => {
     expect(codes.filter((c) => c === 100100)).toHaveLength(17);
   });
 
+  it('a key stored with a rate outside the bounds (before they applied) is limited as the nearest allowed rate, never a 100500', async () => {
+    // Infinity: the limiter refuses non-finite points, so every request of such a key was an internal error.
+    const unbounded = await app.newKey({ rateLimit: Infinity });
+    expect((await app.get(`${API}/account/balance`, unbounded.key)).json.code).toBe(100000);
+    expect((await app.post(TTS_CREATE, ttsBody(), unbounded.key)).json.code).toBe(100000);
+    // 1e-300: its window overflowed Node's timers and limiting was off; now one request per 1,000 s.
+    const tiny = await app.newKey({ rateLimit: 1e-300 });
+    const codes = [];
+    for (let i = 0; i < 3; i++) codes.push((await app.get(`${API}/account/balance`, tiny.key)).json.code);
+    expect(codes).toEqual([100000, 101003, 101003]);
+  });
+
   it('101002 Invalid API key for a missing or unknown key, on create and query', async () => {
     for (const path of [TTS_CREATE, TTS_GET, `${API}/separation/task/get`]) {
       expect((await app.post(path, {}, undefined)).json).toEqual({ code: 101002, data: {}, message: 'Invalid API key' });
