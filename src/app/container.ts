@@ -285,6 +285,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
           allowPrivate: config.ALLOW_PRIVATE_URLS,
           maxBytes: config.INPUT_MAX_BYTES,
           timeoutMs: config.INPUT_TIMEOUT_SECONDS * 1000,
+          minBytesPerSecond: config.INPUT_MIN_BYTES_PER_SECOND,
+          rateWindowMs: config.INPUT_RATE_WINDOW_SECONDS * 1000,
           ...(options.testOnlyInputNetwork ? { testOnly: options.testOnlyInputNetwork } : {}),
         },
       );

@@ -50,6 +50,12 @@ const EnvSchema = z.object({
   ALLOW_PRIVATE_URLS: bool.default(false),
   INPUT_MAX_BYTES: int(1, 2 ** 40).default(2 * 1024 ** 3),
   INPUT_TIMEOUT_SECONDS: int(1, 86400).default(600),
+  /**
+   * A download (task input, podcast source) must keep arriving at this many bytes per second, averaged over each
+   * INPUT_RATE_WINDOW_SECONDS, response headers included, or it fails as stalled (not retried); 0: no floor.
+   */
+  INPUT_MIN_BYTES_PER_SECOND: int(0, 1_000_000_000).default(1024),
+  INPUT_RATE_WINDOW_SECONDS: int(1, 3600).default(30),
   UPLOAD_MAX_BYTES: int(1, 2 ** 40).default(1024 ** 3),
   /**
    * Invalid API keys one client IP may present within AUTH_FAILURE_WINDOW_SECONDS; past it the IP is

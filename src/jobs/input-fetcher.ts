@@ -18,6 +18,9 @@ export interface InputFetcherOptions {
   allowPrivate: boolean;
   maxBytes: number;
   timeoutMs: number;
+  /** INPUT_MIN_BYTES_PER_SECOND over INPUT_RATE_WINDOW_SECONDS (fetchToFile's floor); 0: none. */
+  minBytesPerSecond?: number;
+  rateWindowMs?: number;
   /**
    * Test seam only (set through buildContainer's options by test code, never from config or env): the DNS
    * resolver and where a checked address is really connected to. The guard still checks every address the
@@ -60,6 +63,7 @@ export class InputFetcher {
         allowPrivate: this.opts.allowPrivate,
         maxBytes,
         timeoutMs: this.opts.timeoutMs,
+        ...(this.opts.minBytesPerSecond ? { minBytesPerSecond: this.opts.minBytesPerSecond, rateWindowMs: this.opts.rateWindowMs ?? 30_000 } : {}),
         signal,
         ...this.opts.testOnly,
       });

@@ -17,7 +17,7 @@ import { isDiskFull } from '../domain/errors.js';
  */
 
 export type FetchInputReason =
-  | 'scheme' | 'blocked_address' | 'too_large' | 'timeout' | 'http_status' | 'dns' | 'redirects' | 'network';
+  | 'scheme' | 'blocked_address' | 'too_large' | 'timeout' | 'stalled' | 'http_status' | 'dns' | 'redirects' | 'network';
 
 /** Message is safe to show to the API caller: no stack, no resolved IPs. */
 export class FetchInputError extends Error {
@@ -42,6 +42,13 @@ export interface FetchInputOptions {
   allowPrivate: boolean;
   maxBytes: number;
   timeoutMs: number;
+  /**
+   * Floor of the download's pace: fewer than this many bytes per second over a window (`rateWindowMs`, default 30 s),
+   * headers included, fails it as 'stalled'. 0 or unset: only timeoutMs bounds it. A server trickling a byte a
+   * second held a worker's slot for the whole timeout, on each attempt, delaying every other key's tasks.
+   */
+  minBytesPerSecond?: number;
+  rateWindowMs?: number;
   /** Default 5. */
   maxRedirects?: number;
   signal?: AbortSignal;
@@ -81,6 +88,20 @@ export async function fetchToFile(url: string, destPath: string, opts: FetchInpu
     timedOut = true;
     controller.abort();
   }, opts.timeoutMs);
+  let received = 0;
+  let stalled = false;
+  const windowMs = opts.rateWindowMs ?? 30_000;
+  const floor = ((opts.minBytesPerSecond ?? 0) * windowMs) / 1000;
+  let seen = 0;
+  const watch = floor > 0
+    ? setInterval(() => {
+      if (received - seen < floor) {
+        stalled = true;
+        controller.abort();
+      }
+      seen = received;
+    }, windowMs)
+    : null;
   const onOuterAbort = () => controller.abort();
   if (opts.signal?.aborted) controller.abort();
   else opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
@@ -107,7 +128,7 @@ export async function fetchToFile(url: string, destPath: string, opts: FetchInpu
         throw tooLarge(opts.maxBytes);
       }
       fileCreated = true;
-      const { bytes, head } = await streamToFile(res, destPath, opts.maxBytes, controller.signal);
+      const { bytes, head } = await streamToFile(res, destPath, opts.maxBytes, controller.signal, (n) => (received += n));
       return {
         bytes,
         contentType: res.headers['content-type'] ?? null,
@@ -119,9 +140,10 @@ export async function fetchToFile(url: string, destPath: string, opts: FetchInpu
     if (fileCreated) await unlink(destPath).catch(() => undefined);
     // Our disk, not the download: the task fails for that reason instead of a "network" one that is retried.
     if (isDiskFull(err)) throw err;
-    throw toFetchError(err, current, timedOut, opts);
+    throw toFetchError(err, current, timedOut, opts, stalled);
   } finally {
     clearTimeout(timer);
+    if (watch) clearInterval(watch);
     opts.signal?.removeEventListener('abort', onOuterAbort);
   }
 }
@@ -300,6 +322,7 @@ async function streamToFile(
   destPath: string,
   maxBytes: number,
   signal: AbortSignal,
+  onBytes: (n: number) => void,
 ): Promise<{ bytes: number; head: Buffer }> {
   let bytes = 0;
   const head: Buffer[] = [];
@@ -307,6 +330,7 @@ async function streamToFile(
   const counter = new Transform({
     transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
       bytes += chunk.length;
+      onBytes(chunk.length);
       if (bytes > maxBytes) return cb(tooLarge(maxBytes));
       if (headLen < SNIFF_BYTES) {
         const part = chunk.subarray(0, SNIFF_BYTES - headLen);
@@ -335,8 +359,11 @@ function tooLarge(maxBytes: number): FetchInputError {
   return new FetchInputError('too_large', `The file is larger than the allowed ${limit}`);
 }
 
-function toFetchError(err: unknown, target: URL, timedOut: boolean, opts: FetchInputOptions): FetchInputError {
+function toFetchError(err: unknown, target: URL, timedOut: boolean, opts: FetchInputOptions, stalled: boolean): FetchInputError {
   if (err instanceof FetchInputError) return err;
+  if (stalled) {
+    return new FetchInputError('stalled', `The download stalled: less than ${opts.minBytesPerSecond} bytes/s over ${(opts.rateWindowMs ?? 30_000) / 1000} s (INPUT_MIN_BYTES_PER_SECOND)`);
+  }
   if (timedOut) {
     return new FetchInputError('timeout', `The download did not finish within ${Math.ceil(opts.timeoutMs / 1000)} s`);
   }

@@ -62,6 +62,27 @@ beforeAll(async () => {
         return; // never ends
       case '/hang':
         return; // never answers
+      case '/trickle': {
+        // A byte every 100 ms: 10 bytes/s, for as long as the client listens.
+        res.writeHead(200, { 'content-type': 'audio/mpeg' });
+        const t = setInterval(() => res.write('x'), 100);
+        res.on('close', () => clearInterval(t));
+        return;
+      }
+      case '/steady': {
+        // 200 KB in 20 chunks over ~1 s: slow, but far above a 1 KB/s floor.
+        res.writeHead(200, { 'content-type': 'audio/mpeg' });
+        let n = 0;
+        const t = setInterval(() => {
+          res.write(Buffer.alloc(10 * 1024, 0xaa));
+          if (++n === 20) {
+            clearInterval(t);
+            res.end();
+          }
+        }, 50);
+        res.on('close', () => clearInterval(t));
+        return;
+      }
       case '/redirect':
         res.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
         res.end();
@@ -244,6 +265,19 @@ describe('fetchToFile: limits and failures', () => {
     await expectReason(fetchToFile(`http://public.test:${port}/stall`, dest, opts({ timeoutMs: 300 })), 'timeout');
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(existsSync(dest)).toBe(false);
+  });
+
+  it('fails a download slower than its floor as stalled, long before the timeout, naming the setting', async () => {
+    const t0 = Date.now();
+    const floor = { timeoutMs: 30_000, minBytesPerSecond: 1024, rateWindowMs: 400 };
+    const err = await expectReason(fetchToFile(`http://public.test:${port}/trickle`, dest, opts(floor)), 'stalled');
+    expect(err.message).toBe('The download stalled: less than 1024 bytes/s over 0.4 s (INPUT_MIN_BYTES_PER_SECOND)');
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(existsSync(dest)).toBe(false);
+    // A server that never sends its headers stalls the same way.
+    await expectReason(fetchToFile(`http://public.test:${port}/hang`, dest, opts(floor)), 'stalled');
+    // Slow but above the floor: fetched whole.
+    expect((await fetchToFile(`http://public.test:${port}/steady`, dest, opts(floor))).bytes).toBe(200 * 1024);
   });
 
   it('times out a server that never answers', async () => {
