@@ -249,6 +249,13 @@ function installProtocolErrorHandling(app: FastifyInstance): void {
       // RFC 9112 3.2: a server must refuse it with 400.
       return reply.status(400).send(refusal(new AppError('INVALID_PARAMETERS', 'Invalid parameters: header host: required (HTTP/1.1)')));
     }
+    // Bodies are never decoded: a gzip body was refused as "not valid JSON", and an upload stored as the compressed
+    // bytes. Said as it is (RFC 9110 allows 415); thrown, so that /v1 answers it in its own shape.
+    const encoding = request.headers['content-encoding'];
+    const hasBody = request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0';
+    if (encoding !== undefined && hasBody && encoding.trim().toLowerCase() !== 'identity') {
+      throw new AppError('INVALID_PARAMETERS', `Invalid parameters: header content-encoding: compressed request bodies are not accepted (${encoding.slice(0, 40)}); send the body uncompressed`);
+    }
   });
   // `Expect` other than 100-continue: Node would answer an empty 417.
   app.server.on('checkExpectation', (req, res: ServerResponse) => {

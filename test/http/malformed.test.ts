@@ -251,6 +251,24 @@ describe('answers before routing', () => {
     await expect.poll(() => drainOf(app.http).inFlight).toBe(0);
   });
 
+  it('a compressed request body is refused naming Content-Encoding, on JSON routes, uploads and /v1', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const body = gzipSync(JSON.stringify({ global_id: 'x' }));
+    const message = /^Invalid parameters: header content-encoding: compressed request bodies are not accepted \(gzip\); send the body uncompressed$/;
+    const get = await fetch(`${app.baseUrl}${API}/tts/task/get`, { method: 'POST', headers: { 'api-key': key, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body });
+    const json = (await get.json()) as { code: number; message: string };
+    expect(json.code).toBe(100002);
+    expect(json.message).toMatch(message);
+    const up = await fetch(`${app.baseUrl}${UPLOAD}`, { method: 'POST', headers: { 'api-key': key, 'content-type': 'multipart/form-data; boundary=b', 'content-encoding': 'gzip' }, body });
+    expect(((await up.json()) as { message: string }).message).toMatch(message);
+    const speech = await fetch(`${app.baseUrl}/v1/audio/speech`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body });
+    expect(speech.status).toBe(400);
+    expect(((await speech.json()) as { error: { message: string } }).error.message).toMatch(/content-encoding/);
+    // identity is no encoding at all.
+    const plain = await fetch(`${app.baseUrl}${API}/tts/task/get`, { method: 'POST', headers: { 'api-key': key, 'content-type': 'application/json', 'content-encoding': 'identity' }, body: JSON.stringify({ global_id: 'x' }) });
+    expect(((await plain.json()) as { code: number }).code).toBe(101008);
+  });
+
   it('the server keeps serving after all of them', async () => {
     expect((await app.get(`${API}/tts/voices?page_size=1`, key)).json.code).toBe(100000);
   });
