@@ -7,7 +7,7 @@ export function accountStoreContract(use: () => StoreFixture): void {
   it('creates accounts with a ledger row for initial credits only when there are some', async () => {
     const { accounts } = use();
     const rich = await accounts.createAccount('acct_rich', 2 ** 40);
-    expect(rich).toEqual({ id: 'acct_rich', status: 'active', balance: 2 ** 40, createdAt: expect.any(Number) });
+    expect(rich).toEqual({ id: 'acct_rich', status: 'active', balance: 2 ** 40, held: 0, createdAt: expect.any(Number) });
     expect(await accounts.getAccount('acct_rich')).toEqual(rich);
     expect(await accounts.ledger('acct_rich', 10)).toEqual([
       { id: expect.any(Number), accountId: 'acct_rich', taskId: null, amount: 2 ** 40, reason: 'initial_credits', createdAt: rich.createdAt },
@@ -40,7 +40,7 @@ export function accountStoreContract(use: () => StoreFixture): void {
     expect(await accounts.findKeyByHash(hash)).toEqual(full);
     expect(await accounts.findKeyByHash(hashApiKey('sk_unknown'))).toBeNull();
     const withAccount = await accounts.findKeyWithAccount(hash);
-    expect(withAccount).toEqual({ key: full, account: { id: 'acct_k', status: 'active', balance: 42, createdAt: expect.any(Number) } });
+    expect(withAccount).toEqual({ key: full, account: { id: 'acct_k', status: 'active', balance: 42, held: 0, createdAt: expect.any(Number) } });
     expect(await accounts.findKeyWithAccount(hashApiKey('sk_unknown'))).toBeNull();
 
     const byPrefix = await accounts.findKeyByPrefix('sk_test_one');
