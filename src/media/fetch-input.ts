@@ -159,6 +159,8 @@ function parseTarget(raw: string): URL {
     throw new FetchInputError('scheme', `Only http and https URLs are allowed, not "${u.protocol.replace(/:$/, '')}"`);
   }
   if (u.username || u.password) throw new FetchInputError('scheme', 'URLs containing credentials are not allowed');
+  // Port 0 can never be connected to: refused here, where a callback_url is checked at create, not at delivery.
+  if (u.port === '0') throw new FetchInputError('scheme', 'Port 0 is not a port that can be connected to');
   return u;
 }
 

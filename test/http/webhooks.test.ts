@@ -173,7 +173,8 @@ describe('refusals without callbacks: private URLs, Retry-After and X-RateLimit-
   });
   afterAll(async () => app?.close());
 
-  it.each(['http://127.0.0.1:9/hook', 'http://localhost/hook', 'http://169.254.169.254/latest', 'http://[::1]/x', 'ftp://example.com/x'])(
+  // Port 0 on a public address: accepted once, though no delivery could ever connect (found from outside).
+  it.each(['http://127.0.0.1:9/hook', 'http://localhost/hook', 'http://169.254.169.254/latest', 'http://[::1]/x', 'ftp://example.com/x', 'http://8.8.8.8:0/hook'])(
     'refuses callback_url %s at create with 100004, creating and charging nothing',
     async (url) => {
       const { key, keyId } = await app.newKey({ credits: 10 });
