@@ -189,6 +189,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     // Only a create adds work: waking the workers after every answer (polls included) made each poll of an
     // idle ROLE=all server also try to claim a job, which cost more than the poll itself (bench/results/http.md).
     onCreated: () => runner?.notify(),
+    onEnqueueFailed: (err) => logger.warn({ err }, 'a create could not queue its task: answered 503'),
   });
   // One secret per deployment: WEBHOOK_SECRET, else derived from the URL-signing secret (the same on every node).
   const webhookSecret = config.WEBHOOK_SECRET ?? createHmac('sha256', secret).update('soundry-webhook-v1').digest('hex');

@@ -31,6 +31,8 @@ export interface TaskServiceDeps {
    * Told after each task is created and queued: this process's workers (ROLE=all) start it at once
    * instead of at their next poll of the queue.
    */
+  /** Told why a create's job could not be queued (the answer is a 503; the log says why). */
+  onEnqueueFailed?: (err: unknown) => void;
   onCreated?: () => void;
   now?: () => number;
 }
@@ -96,11 +98,14 @@ export class TaskService {
    */
   private async enqueueOrFail(id: string, kind: TaskKind): Promise<void> {
     try {
-      await this.deps.queue.enqueue({ taskId: id, kind });
+      // Bounded: with Redis down, each add waited on the client's reconnects (0.2 s, then up to 10 s, found from outside).
+      await withTimeout(this.deps.queue.enqueue({ taskId: id, kind }), ENQUEUE_TIMEOUT_MS);
     } catch (err) {
-      // Never leave a task that no worker will ever see.
+      // Never leave a task that no worker will ever see (a job added after the timeout finds it finished and skips it).
       await this.deps.tasks.completeFailure(id, 'Could not queue the task', this.now());
-      throw err;
+      this.deps.onEnqueueFailed?.(err);
+      // The queue's trouble, not the request's: 503 with Retry-After, as while draining, instead of an internal error.
+      throw new AppError('SERVICE_UNAVAILABLE', 'Service unavailable: the task queue cannot be reached; the task was not created and nothing was charged. Try again shortly', 5);
     }
   }
 
@@ -154,4 +159,15 @@ export class TaskService {
     const left = Math.floor((taskExpiresAtMs - this.now()) / 1000);
     return this.deps.urls.url(key, Math.max(1, Math.min(this.deps.fileUrlTtlSeconds, this.deps.urls.maxTtlSeconds, left)));
   }
+}
+
+/** How long a create waits for the queue to take its job. */
+const ENQUEUE_TIMEOUT_MS = 3000;
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the queue did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

@@ -56,7 +56,10 @@ export async function openFromEnv(env: BackendEnv): Promise<OpenedQueue> {
     case 'bullmq': {
       // The task store is where the BullMQ adapter looks for tasks whose job was lost.
       const db = await openSqlite(env.QUEUE_SQLITE_PATH!);
-      const queue = new BullMqJobQueue({ redisUrl: env.QUEUE_REDIS_URL!, prefix: env.QUEUE_PREFIX!, logger, tasks: new SqlTaskStore(db) });
+      const queue = new BullMqJobQueue({
+        redisUrl: env.QUEUE_REDIS_URL!, prefix: env.QUEUE_PREFIX!, logger, tasks: new SqlTaskStore(db),
+        ...(env.QUEUE_RECOVER_EVERY_MS ? { recoverEveryMs: Number(env.QUEUE_RECOVER_EVERY_MS) } : {}),
+      });
       return {
         queue,
         async close() {

@@ -33,4 +33,25 @@ describe('BullMQ queue and the task store', () => {
       await cleanup();
     }
   });
+
+  it('a running consumer finds, every so often, unfinished tasks whose job Redis lost (a restart without persistence)', async () => {
+    const { env, cleanup } = await freshBullMq();
+    const db = await openSqlite(env.QUEUE_SQLITE_PATH!);
+    const opened = await openFromEnv({ ...env, QUEUE_RECOVER_EVERY_MS: '200' });
+    try {
+      const tasks = new SqlTaskStore(db);
+      const r = recorder();
+      const consumer = await opened.queue.consume(['tts'], r.handler, policyOf());
+      // Written after the consumer started, with no job: as after Redis came back empty.
+      const lost = newId();
+      await tasks.create({ id: lost, kind: 'tts', accountId: 'a', apiKeyId: 'k', params: {}, createdAt: Date.now(), expiresAt: Date.now() + 60_000 });
+      await until('the lost task delivered', () => r.runs.length === 1, 5000);
+      expect(r.runs[0]!.taskId).toBe(lost);
+      await consumer.stop(1000);
+    } finally {
+      await opened.close();
+      await db.destroy();
+      await cleanup();
+    }
+  });
 });

@@ -44,3 +44,35 @@ describe('tasks through the BullMQ queue (REDIS_URL set)', () => {
     }
   });
 });
+
+describe('a create while Redis cannot be reached', () => {
+  let down: TestApp;
+  beforeAll(async () => {
+    // Nothing listens on port 1: every enqueue fails. No workers (they would wait for Redis too).
+    down = await startTestApp({ REDIS_URL: 'redis://127.0.0.1:1', QUEUE_PREFIX: `${prefix}-down` }, { workers: false });
+  });
+  afterAll(async () => down?.close());
+
+  it('answers 503/100503 with Retry-After within seconds, every time, and charges nothing', async () => {
+    const { key, accountId } = await down.newKey({ credits: 10 });
+    const voices = (await down.get(`${API}/tts/voices?language=en`, key)).json.data.records;
+    // Found from outside: 100500 "Internal server error", slower each time (0.2 s up to 10 s).
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      const res = await fetch(`${down.baseUrl}${API}/tts/task/create`, {
+        method: 'POST',
+        headers: { 'api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ voice_id: voices[0].id, emotion: 0, speed: 1, language: 'en', text: 'Not queued.' }),
+      });
+      expect(performance.now() - t).toBeLessThan(5000);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(await res.json()).toEqual({
+        code: 100503,
+        data: {},
+        message: 'Service unavailable: the task queue cannot be reached; the task was not created and nothing was charged. Try again shortly',
+      });
+    }
+    expect((await down.container.accounts.getAccount(accountId))!).toMatchObject({ balance: 10, held: 0 });
+  }, 60_000);
+});

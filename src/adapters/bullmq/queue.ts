@@ -12,8 +12,10 @@ export interface BullMqJobQueueOptions {
   /** BullMQ key prefix: every key is <prefix>:soundry-<kind>:... */
   prefix: string;
   logger: Logger;
-  /** Where a consumer looks, when it starts, for unfinished tasks whose job was lost. */
+  /** Where a consumer looks, when it starts and every recoverEveryMs, for unfinished tasks whose job was lost. */
   tasks: Pick<TaskStore, 'listUnfinished'>;
+  /** Default 60 s. */
+  recoverEveryMs?: number;
 }
 
 /**
@@ -77,13 +79,32 @@ export class BullMqJobQueue implements JobQueue {
     await this.recover(kinds);
     const consumer = new BullMqConsumer(kinds, handler, policy, this.opts);
     await consumer.start();
-    return consumer;
+    // Redis can lose its data while workers run, too (a restart without persistence, a failover): found from outside,
+    // the tasks queued before such a restart stayed waiting, holding their credits, until a worker was restarted.
+    let looking = false;
+    const timer = setInterval(() => {
+      if (looking) return;
+      looking = true;
+      this.recover(kinds)
+        .catch((err: unknown) => this.opts.logger.warn({ err }, 'looking for tasks whose job was lost failed'))
+        .finally(() => (looking = false));
+    }, this.opts.recoverEveryMs ?? 60_000);
+    timer.unref();
+    return {
+      notify: () => consumer.notify(),
+      isRunning: () => consumer.isRunning(),
+      stop: (graceMs) => {
+        clearInterval(timer);
+        return consumer.stop(graceMs);
+      },
+    };
   }
 
   /**
    * The task row is written before its job is added; a crash between the two (or a Redis that
    * lost its data) leaves an unfinished task no worker would ever see. Re-add those: the job id
-   * is the task id, so a job that exists is left as it is.
+   * is the task id, so a job that exists is left as it is. (A task that was running when its job
+   * was lost may run a second time; it is charged once, and a finished one is skipped.)
    */
   private async recover(kinds: readonly TaskKind[]): Promise<void> {
     let after: string | null = null;
