@@ -55,6 +55,7 @@ import { success } from '../http/envelope.js';
 import { openServerDatabase } from './database.js';
 import { taskStoreAndQueue } from './task-database.js';
 import { ProcessTempDirs } from './temp-dirs.js';
+import { DataDirLock } from './data-dir-lock.js';
 import type { HttpDeps } from '../http/server.js';
 import type { HealthProbe } from '../http/routes/system.js';
 
@@ -116,6 +117,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   if (config.PODCAST_MUSIC_FILE && !existsSync(config.PODCAST_MUSIC_FILE)) {
     throw new Error(`PODCAST_MUSIC_FILE does not exist: ${config.PODCAST_MUSIC_FILE}`);
   }
+  // One embedded server per data folder: a second one on it would take the first one's tasks.
+  const dataLock = config.ROLE === 'all' && !config.DATABASE_URL ? await takeDataDirLock(config.DATA_DIR, logger) : null;
   const { db, sqlite, pgPool, checkpoints } = await openServerDatabase(config, {
     applicationName: `soundry-${config.ROLE}`,
     onIdleError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool opens a new one'),
@@ -380,6 +383,12 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       await db.destroy();
       s3?.destroy();
       await temp.release();
+      await dataLock?.release();
     },
   };
+}
+
+async function takeDataDirLock(dataDir: string, logger: Logger): Promise<DataDirLock> {
+  await mkdir(dataDir, { recursive: true });
+  return DataDirLock.take(dataDir, logger);
 }
