@@ -6,7 +6,7 @@
  * the other, alternating, on an idle machine:
  *   for m in /tmp/before/src/main.ts src/main.ts /tmp/before/src/main.ts src/main.ts; do nice -n -15 node --import tsx bench/http-one.ts $m; done
  * Written when bench/http-ab.ts read its third server (slot "after") 25-30% slower than its second with the same
- * code in both (bench/results/http.md D): here each server runs alone, in the same slot.
+ * code in both, for some minutes (bench/results/http.md D): here each server runs alone, in the same slot.
  */
 import autocannon from 'autocannon';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
