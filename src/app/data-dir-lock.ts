@@ -32,8 +32,8 @@ export class DataDirLock {
       if (owner && owner.host === me.host && owner.pid !== me.pid && alive(owner.pid)) {
         throw new StartupRefusal(
           `Another Soundry server (pid ${owner.pid}, since ${owner.since}) is using DATA_DIR=${dataDir}: two servers on one ` +
-            'data folder take each other\'s tasks. Stop it, or give this one a DATA_DIR of its own (for API and worker ' +
-            `processes apart, use ROLE=api and ROLE=worker). If no such process runs, remove ${path}.`,
+            'data folder take each other\'s tasks. Stop it, or give this one a DATA_DIR of its own (API and worker processes ' +
+            `apart need the scale-out profile, docs/deploy.md). If no such process runs, remove ${path}.`,
         );
       }
       if (owner && owner.host !== me.host) logger.warn({ owner }, 'taking over the data folder lock of a server on another host');
