@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { StartupRefusal } from '../domain/errors.js';
+import { processExists } from './temp-dirs.js';
 
 const LOCK_FILE = '.soundry-server.lock';
 
@@ -29,7 +30,7 @@ export class DataDirLock {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const owner = await readOwner(path);
-      if (owner && owner.host === me.host && owner.pid !== me.pid && alive(owner.pid)) {
+      if (owner && owner.host === me.host && owner.pid !== me.pid && processExists(owner.pid)) {
         throw new StartupRefusal(
           `Another Soundry server (pid ${owner.pid}, since ${owner.since}) is using DATA_DIR=${dataDir}: two servers on one ` +
             'data folder take each other\'s tasks. Stop it, or give this one a DATA_DIR of its own (API and worker processes ' +
@@ -55,15 +56,5 @@ async function readOwner(path: string): Promise<{ pid: number; host: string; sin
     return { pid: parsed.pid, host: parsed.host, since: typeof parsed.since === 'string' ? parsed.since : 'an unknown time' };
   } catch {
     return null;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it runs, as another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -53,7 +53,7 @@ function startTicks(pid: number): string | null {
 }
 
 /** kill(pid, 0): ESRCH when no such process; EPERM when it exists but belongs to another user. */
-function processExists(pid: number): boolean {
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -34,6 +34,22 @@ async function raw(data: string) {
   return { status: answer!.status, headers: answer!.headers, json };
 }
 
+/**
+ * Everything the server sends on one connection until it closes it (rawRequest reads only the first answer);
+ * `halfClose`: the client ends its side after writing, as `printf ... | ncat` does.
+ */
+function untilClosed(data: string, opts: { halfClose: boolean }): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => (opts.halfClose ? socket.end(data) : socket.write(data)));
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+    socket.setTimeout(10_000, () => reject(new Error(`no close within 10 s; got: ${received.slice(0, 200)}`)));
+  });
+}
+
 describe('answers before routing', () => {
   it.each([
     ['duplicate Content-Length', `POST ${API}/tts/task/get HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`, /Duplicate Content-Length/],
@@ -213,16 +229,7 @@ describe('answers before routing', () => {
       'GET /no/such/path HTTP/1.1\r\nHost: x\r\n\r\n',
       'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
     ];
-    // Everything the server sends until it closes the connection (rawRequest reads only the first answer).
-    const stream = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.end(requests.join('')));
-      let data = '';
-      socket.setEncoding('latin1');
-      socket.on('data', (chunk: string) => (data += chunk));
-      socket.on('close', () => resolve(data));
-      socket.on('error', reject);
-      socket.setTimeout(10_000, () => reject(new Error(`no close within 10 s; got: ${data.slice(0, 200)}`)));
-    });
+    const stream = await untilClosed(requests.join(''), { halfClose: true });
     expect(stream.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 404', 'HTTP/1.1 503']);
     expect(stream.match(/"code":\d+/g)).toEqual(['"code":101008', '"code":100000', '"code":100404']);
   });
@@ -235,15 +242,7 @@ describe('answers before routing', () => {
       'GET /no/such/path HTTP/1.1\r\nHost: x\r\n\r\n',
       'BAD\x01REQUEST / HTTP/1.1\r\n\r\n',
     ];
-    const stream = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.write(requests.join('')));
-      let data = '';
-      socket.setEncoding('latin1');
-      socket.on('data', (chunk: string) => (data += chunk));
-      socket.on('close', () => resolve(data));
-      socket.on('error', reject);
-      socket.setTimeout(10_000, () => reject(new Error(`no close within 10 s; got: ${data.slice(0, 200)}`)));
-    });
+    const stream = await untilClosed(requests.join(''), { halfClose: false });
     // Before, the refusal was written ahead of both: read as the create's answer, while the task was made (and charged).
     expect(stream.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 404', 'HTTP/1.1 400']);
     expect(stream.match(/"code":\d+/g)).toEqual(['"code":100000', '"code":100404', '"code":100002']);

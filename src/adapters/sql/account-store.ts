@@ -126,27 +126,27 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async adjustCredits(accountId: string, amount: number, reason: string): Promise<Account> {
-    return writeTransaction(this.db, async (trx) => {
-      // Read-then-write: on Postgres two adjustments at once would otherwise both start from the same balance.
-      const row = await trx
-        .selectFrom('accounts')
-        .selectAll()
-        .where('id', '=', accountId)
-        .$if(this.rowLocks, (q) => q.forUpdate())
-        .executeTakeFirst();
-      if (!row) throw new Error(`no account ${accountId}`);
-      const balance = Number(row.balance);
-      const next = Math.max(0, balance + amount);
-      await trx.updateTable('accounts').set({ balance: next }).where('id', '=', accountId).execute();
-      await trx
-        .insertInto('ledger')
-        .values({ account_id: accountId, task_id: null, amount: next - balance, reason, created_at: this.now() })
-        .execute();
-      return toAccount({ ...row, balance: next });
-    });
+    // Never below zero: the change is what the balance can give. A ledger row even for a change of nothing.
+    const adjusted = await this.changeBalance(accountId, reason, (balance) => Math.max(0, balance + amount) - balance, true);
+    return adjusted!;
   }
 
   async spendCredits(accountId: string, amount: number, reason: string): Promise<Account | null> {
+    // All of it from what the unfinished tasks' holds leave, or nothing.
+    return this.changeBalance(accountId, reason, (balance, held) => (balance - held < amount ? null : -Math.max(0, amount)), false);
+  }
+
+  /**
+   * Read-then-write in one transaction, the account's row locked on PostgreSQL (two changes at once would otherwise
+   * both start from the same balance): `change` says by how much (null: refused, nothing written), and a ledger row
+   * records it.
+   */
+  private async changeBalance(
+    accountId: string,
+    reason: string,
+    change: (balance: number, held: number) => number | null,
+    ledgerWhenZero: boolean,
+  ): Promise<Account | null> {
     return writeTransaction(this.db, async (trx) => {
       const row = await trx
         .selectFrom('accounts')
@@ -156,11 +156,12 @@ export class SqlAccountStore implements AccountStore {
         .executeTakeFirst();
       if (!row) throw new Error(`no account ${accountId}`);
       const balance = Number(row.balance);
-      if (balance - Number(row.held) < amount) return null;
-      if (amount <= 0) return toAccount(row);
-      await trx.updateTable('accounts').set({ balance: balance - amount }).where('id', '=', accountId).execute();
-      await trx.insertInto('ledger').values({ account_id: accountId, task_id: null, amount: -amount, reason, created_at: this.now() }).execute();
-      return toAccount({ ...row, balance: balance - amount });
+      const delta = change(balance, Number(row.held));
+      if (delta === null) return null;
+      if (delta === 0 && !ledgerWhenZero) return toAccount(row);
+      await trx.updateTable('accounts').set({ balance: balance + delta }).where('id', '=', accountId).execute();
+      await trx.insertInto('ledger').values({ account_id: accountId, task_id: null, amount: delta, reason, created_at: this.now() }).execute();
+      return toAccount({ ...row, balance: balance + delta });
     });
   }
 

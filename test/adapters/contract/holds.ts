@@ -1,17 +1,8 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import type { StoreFixture } from '../store-contract.js';
+import { random, STATES } from './seeded.js';
 
-const STATES = ['queued', 'running', 'success', 'failed'] as const;
-
-/** Deterministic, so that a failing mix can be replayed: a 32-bit LCG, [0, 1). */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 4294967296;
-  };
-}
 
 async function fundsOf(fx: StoreFixture, accountId: string): Promise<{ balance: number; held: number }> {
   const row = await fx.db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirstOrThrow();

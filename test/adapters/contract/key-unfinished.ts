@@ -2,17 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import type { StoreFixture } from '../store-contract.js';
+import { random, STATES } from './seeded.js';
 
-const STATES = ['queued', 'running', 'success', 'failed'] as const;
-
-/** Deterministic, so that a failing mix can be replayed: a 32-bit LCG, [0, 1). */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 4294967296;
-  };
-}
 
 /**
  * Every key's counter (key_unfinished, kept by triggers) against a count of its task rows: keys with tasks,
