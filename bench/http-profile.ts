@@ -2,7 +2,8 @@
  * Where an API process spends its CPU under the bench's create or query load: starts Soundry
  * (ROLE=api, embedded SQLite) under `node --cpu-prof`, drives one load, stops it, and prints the
  * top self-time entries. `node --import tsx bench/http-profile.ts get|create [seconds]`; PROFILE_MAIN
- * names another entry point (an older checkout's src/main.ts, for a before/after).
+ * names another entry point (an older checkout's src/main.ts, for a before/after), PROFILE_ROLE another
+ * role (`all`: as `npm start` runs, the workers on the same event loop).
  */
 import autocannon from 'autocannon';
 import { readdir, readFile, rm, mkdtemp } from 'node:fs/promises';
@@ -57,7 +58,7 @@ const profDir = await mkdtemp(join(tmpdir(), 'soundry-prof-'));
 const port = '18083';
 const server = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--import', 'tsx', process.env.PROFILE_MAIN ?? 'src/main.ts'], {
   cwd: root,
-  env: { ...process.env, ROLE: 'api', DATA_DIR: dataDir, PORT: port, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+  env: { ...process.env, ROLE: process.env.PROFILE_ROLE ?? 'api', DATA_DIR: dataDir, PORT: port, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
 const windowUs = [0, Infinity];

@@ -15,7 +15,7 @@ export interface KeyCacheOptions {
  * SQL work). This keeps found keys, with their account, for `ttlMs`.
  *
  * The bound on staleness: a change made through this store (the server's own admin paths, tests), or
- * announced with forget() (a charge by this process's workers), clears the cache at once; a change made
+ * announced with forget() (a charge by this process's workers: that account's keys only), clears the cache at once; a change made
  * elsewhere (the admin CLI on the same database, another API node, a worker process) is seen within `ttlMs`. So a disabled key or a suspended account is
  * refused at most `ttlMs` late, and the credit pre-check at create may read a balance that old (the
  * charge itself is taken from the database at completion, never below zero, once).
@@ -25,6 +25,12 @@ export interface KeyCacheOptions {
  */
 export class CachedAccountStore implements AccountStore {
   private readonly found = new Map<string, { at: number; value: Found }>();
+  /**
+   * The cached hashes of each account: a charge forgets its account's keys only. Clearing every key at each
+   * charge made ROLE=all's creates miss the cache whenever its workers finished tasks (a few dozen a second
+   * under load): the key and account read through Kysely again, 8% of a create's loop CPU (bench/results/http.md E).
+   */
+  private readonly byAccount = new Map<string, Set<string>>();
   /** Counts writes through this store: a lookup that overlapped one must not cache what it read. */
   private writes = 0;
   private readonly maxEntries: number;
@@ -45,15 +51,25 @@ export class CachedAccountStore implements AccountStore {
     const writes = this.writes;
     const value = await this.inner.findKeyWithAccount(hash);
     if (writes !== this.writes) return value;
-    if (!value) {
-      this.found.delete(hash);
-      return null;
-    }
+    this.drop(hash);
+    if (!value) return null;
     // Re-inserted, so that Map order is age order and the first entry is the oldest.
-    this.found.delete(hash);
-    if (this.found.size >= this.maxEntries) this.found.delete(this.found.keys().next().value!);
+    if (this.found.size >= this.maxEntries) this.drop(this.found.keys().next().value!);
     this.found.set(hash, { at: now, value });
+    const hashes = this.byAccount.get(value.account.id);
+    if (hashes) hashes.add(hash);
+    else this.byAccount.set(value.account.id, new Set([hash]));
     return value;
+  }
+
+  private drop(hash: string): void {
+    const entry = this.found.get(hash);
+    if (!entry) return;
+    this.found.delete(hash);
+    const accountId = entry.value.account.id;
+    const hashes = this.byAccount.get(accountId);
+    hashes?.delete(hash);
+    if (hashes?.size === 0) this.byAccount.delete(accountId);
   }
 
   createAccount(id: string, initialCredits: number): Promise<Account> {
@@ -90,7 +106,8 @@ export class CachedAccountStore implements AccountStore {
 
   async spendCredits(accountId: string, amount: number, reason: string): Promise<Account | null> {
     const spent = await this.inner.spendCredits(accountId, amount, reason);
-    return spent ? this.changed(spent) : null;
+    if (spent) this.forget(accountId);
+    return spent;
   }
 
   ledger(accountId: string, limit: number): Promise<LedgerEntry[]> {
@@ -106,12 +123,18 @@ export class CachedAccountStore implements AccountStore {
   }
 
   /**
-   * Drops everything cached, for a change made in this process outside this store (a worker here
-   * charging a task's credits); a lookup running meanwhile does not cache what it read.
+   * Drops what is cached, for a change made in this process outside this store (a worker here charging a
+   * task's credits): the keys of `accountId`, or every key without one. A lookup running meanwhile (of any
+   * account: it cannot know which it will find) does not cache what it read.
    */
-  forget(): void {
+  forget(accountId?: string): void {
     this.writes++;
-    this.found.clear();
+    if (accountId === undefined) {
+      this.found.clear();
+      this.byAccount.clear();
+      return;
+    }
+    for (const hash of this.byAccount.get(accountId) ?? []) this.drop(hash);
   }
 
   /** After a write: everything cached may be the old row (writes are admin actions, rare: clear all). */

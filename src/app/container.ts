@@ -128,7 +128,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const keyCache = config.API_KEY_CACHE_MS > 0 ? new CachedAccountStore(new SqlAccountStore(db), { ttlMs: config.API_KEY_CACHE_MS }) : null;
   const accounts: AccountStore = keyCache ?? new SqlAccountStore(db);
   // A task this process's workers charged changes a balance the key cache holds: the next create must see it.
-  const { tasks, queue, storeEnqueues, close: closeTaskDatabase } = taskStoreAndQueue(config, db, { sqlite, pgPool }, logger, keyCache ? () => keyCache.forget() : undefined);
+  const { tasks, queue, storeEnqueues, close: closeTaskDatabase } = taskStoreAndQueue(config, db, { sqlite, pgPool }, logger, keyCache ? (accountId) => keyCache.forget(accountId) : undefined);
   const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
   const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
   const { blobs, urls, s3 } = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));

@@ -69,8 +69,26 @@ describe('CachedAccountStore', () => {
     expect((await store.findKeyWithAccount(hash))?.account.balance).toBe(10);
     await other.adjustCredits(account.id, -10, 'charged elsewhere in this process');
     expect((await store.findKeyWithAccount(hash))?.account.balance).toBe(10);
-    store.forget();
+    store.forget(account.id);
     expect((await store.findKeyWithAccount(hash))?.account.balance).toBe(0);
+  });
+
+  it('forget(accountId) keeps the other accounts\' keys: a charge does not send every key back to the database', async () => {
+    const store = cached();
+    const charged = await issueApiKey(other, { credits: 10, rateLimit: null, concurrency: null });
+    const secondKey = await issueApiKey(other, { accountId: charged.account.id, credits: 0, rateLimit: null, concurrency: null });
+    const bystander = await issueApiKey(other, { credits: 10, rateLimit: null, concurrency: null });
+    clock = 80_000;
+    for (const k of [charged, secondKey, bystander]) await store.findKeyWithAccount(hashApiKey(k.apiKey));
+    await other.adjustCredits(charged.account.id, -4, 'charged elsewhere in this process');
+    await other.adjustCredits(bystander.account.id, -4, 'changed elsewhere, not announced');
+    store.forget(charged.account.id);
+    // Both keys of the charged account read again; the bystander is still served from memory (its TTL bound).
+    expect((await store.findKeyWithAccount(hashApiKey(charged.apiKey)))?.account.balance).toBe(6);
+    expect((await store.findKeyWithAccount(hashApiKey(secondKey.apiKey)))?.account.balance).toBe(6);
+    expect((await store.findKeyWithAccount(hashApiKey(bystander.apiKey)))?.account.balance).toBe(10);
+    store.forget();
+    expect((await store.findKeyWithAccount(hashApiKey(bystander.apiKey)))?.account.balance).toBe(6);
   });
 
   it('does not cache unknown keys: a key created elsewhere works at once', async () => {
