@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { ensureDirectory } from './directories.js';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config/config.js';
 import { isSeparationEngineChoice } from '../engines/separation/select.js';
@@ -109,7 +109,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       `Invalid configuration:\n  SEPARATION_ENGINE: must be auto, builtin or one of ${NEURAL_PRESETS.map((p) => p.name).join(', ')}`,
     );
   }
-  await mkdir(config.TMP_DIR, { recursive: true });
+  await ensureDirectory(config.DATA_DIR, 'DATA_DIR');
+  await ensureDirectory(config.TMP_DIR, 'DATA_DIR');
   // A bad MODELS_CATALOG_FILE stops start-up with its reason rather than silently trusting nothing (or everything).
   const catalog = [...loadCatalog(config.MODELS_CATALOG_FILE)];
   const onnx = chooseExecutionProviders(config.ONNX_EXECUTION_PROVIDER);
@@ -388,7 +389,6 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   };
 }
 
-async function takeDataDirLock(dataDir: string, logger: Logger): Promise<DataDirLock> {
-  await mkdir(dataDir, { recursive: true });
+function takeDataDirLock(dataDir: string, logger: Logger): Promise<DataDirLock> {
   return DataDirLock.take(dataDir, logger);
 }

@@ -6,6 +6,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { openSqlite, openSqliteHandles } from '../adapters/sqlite/database.js';
 import { CheckpointThread } from '../adapters/sqlite/checkpoint-thread.js';
 import type { Database } from '../adapters/sql/schema.js';
+import { dirname } from 'node:path';
+import { ensureDirectory } from './directories.js';
 
 /**
  * The one choice of database, shared by the server's container and the admin CLI so that both
@@ -15,7 +17,9 @@ export async function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'DB_PATH'>,
   postgres: PostgresOptions = {},
 ): Promise<Kysely<Database>> {
-  return config.DATABASE_URL ? openPostgres(config.DATABASE_URL, postgres) : openSqlite(config.DB_PATH);
+  if (config.DATABASE_URL) return openPostgres(config.DATABASE_URL, postgres);
+  await ensureDirectory(dirname(config.DB_PATH), 'DATA_DIR');
+  return openSqlite(config.DB_PATH);
 }
 
 /**

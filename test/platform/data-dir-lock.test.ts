@@ -41,4 +41,15 @@ describe('one embedded server per DATA_DIR', () => {
       await close();
     }
   }, 120_000);
+
+  // Found from outside: DATA_DIR=/proc/x never started nor failed, spinning at 100% CPU in Node's recursive mkdir.
+  it.runIf(process.platform === 'linux')('a DATA_DIR that cannot be made stops start-up at once, naming it', async () => {
+    const port = await freePort();
+    const child = servers.spawn({ DATA_DIR: '/proc/soundry-data', PORT: String(port), WORKER_THREADS: '1' }, ['ignore', 'ignore', 'pipe']);
+    let stderr = '';
+    child.stderr?.on('data', (d) => (stderr += String(d)));
+    await exited(child);
+    expect(child.exitCode).toBe(1);
+    expect(stderr).toContain('Soundry cannot start: DATA_DIR=/proc/soundry-data cannot be used: creating /proc/soundry-data failed (ENOENT)');
+  }, 60_000);
 });
