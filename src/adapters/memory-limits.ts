@@ -55,19 +55,27 @@ export class MemoryLimits implements RequestLimits {
   }
 
   async recordAuthFailure(client: string, policy: AuthFailurePolicy): Promise<number | null> {
+    try {
+      await this.failureLimiter(policy).consume(client, 1);
+      return null;
+    } catch (err) {
+      if (err instanceof Error) throw err;
+      return Math.max(1, (err as RateLimiterRes).msBeforeNext);
+    }
+  }
+
+  async authFailureWait(client: string, policy: AuthFailurePolicy): Promise<number | null> {
+    return blockedFor(await this.failureLimiter(policy).get(client), policy);
+  }
+
+  private failureLimiter(policy: AuthFailurePolicy): RateLimiterMemory {
     const id = policyId(policy);
     let limiter = this.failureLimiters.get(id);
     if (!limiter) {
       limiter = new RateLimiterMemory(failureWindow(policy));
       this.failureLimiters.set(id, limiter);
     }
-    try {
-      await limiter.consume(client, 1);
-      return null;
-    } catch (err) {
-      if (err instanceof Error) throw err;
-      return Math.max(1, (err as RateLimiterRes).msBeforeNext);
-    }
+    return limiter;
   }
 
   async close(): Promise<void> {}
@@ -95,6 +103,11 @@ export function rateWindow(perSecond: number): { points: number; duration: numbe
 /** rate-limiter-flexible's options for an AuthFailurePolicy; shared with the Redis adapter. */
 export function failureWindow(policy: AuthFailurePolicy): { points: number; duration: number; blockDuration: number } {
   return { points: policy.failures, duration: policy.windowSeconds, blockDuration: policy.blockSeconds };
+}
+
+/** A client's failure record, read without counting: blocked once past the policy's failures. */
+export function blockedFor(res: RateLimiterRes | null, policy: AuthFailurePolicy): number | null {
+  return res && res.consumedPoints > policy.failures ? Math.max(1, res.msBeforeNext) : null;
 }
 
 export function policyId(policy: AuthFailurePolicy): string {

@@ -279,7 +279,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         voiceSamples,
         openAiSpeech,
         corsOrigins: config.CORS_ORIGINS,
-        admin: config.ADMIN_TOKEN ? new AdminService(accounts, tasks, config.ADMIN_TOKEN) : null,
+        admin: config.ADMIN_TOKEN ? new AdminService(accounts, tasks, limits, config.ADMIN_TOKEN) : null,
       };
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */

@@ -27,6 +27,12 @@ export interface RequestLimits {
    * `policy.blockSeconds`. Only failures are counted; a valid key is never checked against this.
    */
   recordAuthFailure(client: string, policy: AuthFailurePolicy): Promise<number | null>;
+  /**
+   * The milliseconds `client` is still blocked for under `policy` (recordAuthFailure's block), or null when it is
+   * not blocked; counts nothing. For a secret a person chose (the admin token), whose right value must be refused
+   * too while its client is blocked, or the block would not slow guessing.
+   */
+  authFailureWait(client: string, policy: AuthFailurePolicy): Promise<number | null>;
   close(): Promise<void>;
 }
 

@@ -2,7 +2,16 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { AccountStore } from '../ports/accounts.js';
 import type { TaskStore } from '../ports/task-store.js';
+import type { AuthFailurePolicy, RequestLimits } from '../ports/limits.js';
 import { issueApiKey } from './auth.js';
+
+/**
+ * Wrong admin tokens one client address may present (docs/api.md, Admin API). API keys are 256 random bits; the
+ * admin token is chosen by a person (16 characters at least), so its guesses are limited: past 10 wrong ones within
+ * a minute, the address is refused for 10 minutes, the right token included (else a guesser would still learn when
+ * it hit). Other addresses, and the admin CLI, are never affected.
+ */
+export const ADMIN_TOKEN_FAILURES: AuthFailurePolicy = { failures: 10, windowSeconds: 60, blockSeconds: 600 };
 
 /** Enough rows for a self-hosted server's admin page; the CLI reaches the rest. */
 const LIST_LIMIT = 1000;
@@ -17,15 +26,24 @@ export class AdminService {
   constructor(
     private readonly accounts: AccountStore,
     private readonly tasks: TaskStore,
+    private readonly limits: RequestLimits,
     token: string,
   ) {
     this.tokenHash = createHash('sha256').update(token).digest();
   }
 
-  /** Constant time: both sides hashed to the same length first, so neither length nor prefix leaks. */
-  checkToken(presented: string | undefined): void {
+  /**
+   * Constant time: both sides hashed to the same length first, so neither length nor prefix leaks. `client`: the
+   * caller's address, whose wrong tokens are counted (ADMIN_TOKEN_FAILURES); a missing token counts too.
+   */
+  async checkToken(presented: string | undefined, client: string): Promise<void> {
+    const key = `admin:${client}`;
+    const blocked = await this.limits.authFailureWait(key, ADMIN_TOKEN_FAILURES);
+    if (blocked !== null) throw adminBlocked(blocked);
     const given = createHash('sha256').update(presented ?? '').digest();
-    if (!presented || !timingSafeEqual(given, this.tokenHash)) throw new AppError('ADMIN_TOKEN_INVALID');
+    if (presented && timingSafeEqual(given, this.tokenHash)) return;
+    const wait = await this.limits.recordAuthFailure(key, ADMIN_TOKEN_FAILURES);
+    throw wait === null ? new AppError('ADMIN_TOKEN_INVALID') : adminBlocked(wait);
   }
 
   async overview() {
@@ -71,4 +89,13 @@ export class AdminService {
     if (!(await this.accounts.setKeyEnabled(keyId, enabled))) throw new AppError('INVALID_PARAMETERS', `Invalid parameters: key_id: no key ${keyId}`);
     return { key_id: keyId, enabled };
   }
+}
+
+function adminBlocked(waitMs: number): AppError {
+  const seconds = Math.ceil(waitMs / 1000);
+  return new AppError(
+    'RATE_LIMITED',
+    `Too many wrong admin tokens from this address: admin requests from it are refused for ${seconds} s more, the right token included (the admin CLI is not limited)`,
+    seconds,
+  );
 }

@@ -58,6 +58,22 @@ export function limitsContract(name: string, open: () => Promise<LimitsUnderTest
       expect(await limits.recordAuthFailure(ip, policy)).toBeNull();
     });
 
+    it('auth failures: authFailureWait reads the block without counting', async () => {
+      const policy = { failures: 2, windowSeconds: 60, blockSeconds: 2 };
+      const ip = `ip_${randomUUID()}`;
+      expect(await limits.authFailureWait(ip, policy)).toBeNull(); // never seen
+      for (let i = 0; i < 2; i++) expect(await limits.recordAuthFailure(ip, policy)).toBeNull();
+      // Reading, however often, is not failing: still within the policy.
+      for (let i = 0; i < 5; i++) expect(await limits.authFailureWait(ip, policy)).toBeNull();
+      expect(await limits.recordAuthFailure(ip, policy)).toBeGreaterThan(0);
+      const wait = await limits.authFailureWait(ip, policy);
+      expect(wait).toBeGreaterThan(0);
+      expect(wait).toBeLessThanOrEqual(2000);
+      expect(await limits.authFailureWait(`ip_${randomUUID()}`, policy)).toBeNull();
+      await sleep(2100);
+      expect(await limits.authFailureWait(ip, policy)).toBeNull();
+    });
+
     it('rate: keys have their own budgets', async () => {
       const a = newKey();
       const b = newKey();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis, type Result } from 'ioredis';
 import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { AuthFailurePolicy, InFlightTicket, RequestLimits } from '../../ports/limits.js';
-import { failureWindow, MemoryLimits, policyId, rateWindow } from '../memory-limits.js';
+import { blockedFor, failureWindow, MemoryLimits, policyId, rateWindow } from '../memory-limits.js';
 
 /**
  * In-flight slots: one sorted set per key, one member per request (a random id) scored by the
@@ -173,6 +173,30 @@ export class RedisLimits implements RequestLimits {
   /** Failed authentications per client IP, shared by every node: a client cannot spread its guesses over them. */
   async recordAuthFailure(client: string, policy: AuthFailurePolicy): Promise<number | null> {
     if (!this.redisUsable()) return this.fallback.recordAuthFailure(client, policy);
+    try {
+      await this.failureLimiter(policy).consume(client, 1);
+      this.restored();
+      return null;
+    } catch (err) {
+      if (!(err instanceof Error)) return Math.max(1, (err as RateLimiterRes).msBeforeNext);
+      this.failed(err);
+      return this.fallback.recordAuthFailure(client, policy);
+    }
+  }
+
+  async authFailureWait(client: string, policy: AuthFailurePolicy): Promise<number | null> {
+    if (!this.redisUsable()) return this.fallback.authFailureWait(client, policy);
+    try {
+      const res = await this.failureLimiter(policy).get(client);
+      this.restored();
+      return blockedFor(res, policy);
+    } catch (err) {
+      this.failed(err);
+      return this.fallback.authFailureWait(client, policy);
+    }
+  }
+
+  private failureLimiter(policy: AuthFailurePolicy): RateLimiterRedis {
     const id = policyId(policy);
     let limiter = this.failureLimiters.get(id);
     if (!limiter) {
@@ -184,15 +208,7 @@ export class RedisLimits implements RequestLimits {
       });
       this.failureLimiters.set(id, limiter);
     }
-    try {
-      await limiter.consume(client, 1);
-      this.restored();
-      return null;
-    } catch (err) {
-      if (!(err instanceof Error)) return Math.max(1, (err as RateLimiterRes).msBeforeNext);
-      this.failed(err);
-      return this.fallback.recordAuthFailure(client, policy);
-    }
+    return limiter;
   }
 
   /** Stops refreshing and closes the connection; slots still held expire as those of a dead node. */

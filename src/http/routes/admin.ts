@@ -23,7 +23,7 @@ export function registerAdminRoutes(app: FastifyInstance, admin: AdminService | 
   const r = app.withTypeProvider<ZodTypeProvider>();
   const onRequest = async (request: FastifyRequest) => {
     const value = request.headers[TOKEN_HEADER];
-    admin.checkToken(Array.isArray(value) ? value[0] : value);
+    await admin.checkToken(Array.isArray(value) ? value[0] : value, request.ip);
   };
   const headers = z.object({ [TOKEN_HEADER]: z.string().optional() });
   const response = { 200: Envelope };
