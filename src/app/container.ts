@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { ensureDirectory } from './directories.js';
+import { isDatabaseUnavailable } from '../adapters/sql/unavailable.js';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config/config.js';
 import { isSeparationEngineChoice } from '../engines/separation/select.js';
@@ -340,8 +341,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       // A worker takes only WORKER_KINDS (e.g. separation and enhance on a GPU box).
       const handlers = new Map<TaskKind, TaskHandler>(config.WORKER_KINDS.map((kind) => [kind, workerKinds[kind]]));
       runner = new JobRunner(
-        { queue, tasks, handlers, metrics, logger },
-        { kinds: config.WORKER_KINDS, policy: queuePolicy(config), tmpDir: temp.dir },
+        { queue, tasks, handlers, metrics, logger, storeUnavailable: isDatabaseUnavailable },
+        { kinds: config.WORKER_KINDS, policy: queuePolicy(config), tmpDir: temp.dir, storeOutageMs: config.STORE_OUTAGE_SECONDS * 1000 },
       );
       await runner.start();
       // Callbacks go out from the worker side, after the task's final state is committed.

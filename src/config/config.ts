@@ -44,6 +44,11 @@ const EnvSchema = z.object({
   /** First retry delay after a transient failure; it doubles with each attempt, up to RETRY_BACKOFF_MAX_MS. */
   RETRY_BACKOFF_MS: int(0, 3_600_000).default(1000),
   RETRY_BACKOFF_MAX_MS: int(0, 86_400_000).default(300_000),
+  /**
+   * A worker whose task database cannot be reached (a restart, a failover) keeps trying to read or record a task
+   * for this long before the attempt counts as failed; 0: it fails at once, as retries did before.
+   */
+  STORE_OUTAGE_SECONDS: int(0, 86400).default(300),
   /** How often an idle SQL-queue worker looks for jobs (a task created on the same process wakes it at once). */
   POLL_INTERVAL_MS: int(10, 60_000).default(250),
   SHUTDOWN_GRACE_SECONDS: int(0, 3600).default(30),

@@ -14,6 +14,11 @@ export interface RunnerOptions {
   /** Per-kind slots, attempts, backoff and lease (src/app/queue-policy.ts). */
   policy: QueuePolicy;
   tmpDir: string;
+  /**
+   * How long a task record's write (or the task's first read) waits for a database that cannot be reached, trying
+   * again with backoff, before the attempt fails as before (STORE_OUTAGE_SECONDS). 0: not at all.
+   */
+  storeOutageMs?: number;
 }
 
 /**
@@ -26,7 +31,15 @@ export class JobRunner implements JobHandler {
   private stopping: Promise<void> | null = null;
 
   constructor(
-    private readonly deps: { queue: JobQueue; tasks: TaskStore; handlers: ReadonlyMap<TaskKind, TaskHandler>; metrics: TaskMetrics; logger: Logger },
+    private readonly deps: {
+      queue: JobQueue;
+      tasks: TaskStore;
+      handlers: ReadonlyMap<TaskKind, TaskHandler>;
+      metrics: TaskMetrics;
+      logger: Logger;
+      /** Whether a store failure was the database being unreachable (the adapter's knowledge: isDatabaseUnavailable). */
+      storeUnavailable?: (err: unknown) => boolean;
+    },
     private readonly opts: RunnerOptions,
   ) {}
 
@@ -62,17 +75,18 @@ export class JobRunner implements JobHandler {
   async run(job: DeliveredJob, signal: AbortSignal): Promise<JobResult> {
     const { tasks, metrics, logger } = this.deps;
     const log = logger.child({ taskId: job.taskId, kind: job.kind, attempt: job.attempt });
-    const task = await tasks.get(job.taskId);
+    const stored = <T>(what: string, op: () => Promise<T>) => this.untilStored(what, op, signal, log);
+    const task = await stored('reading the task', () => tasks.get(job.taskId));
     // Gone (expired and reaped) or already finished by an earlier delivery: nothing to do.
     if (!task || isFinished(task.state)) return { status: 'done' };
     const handler = this.deps.handlers.get(job.kind);
     if (!handler) {
       const reason = 'No worker for this task kind';
-      await tasks.completeFailure(task.id, reason, Date.now());
+      await stored('recording the failure', () => tasks.completeFailure(task.id, reason, Date.now()));
       metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
       return { status: 'failed', reason };
     }
-    await tasks.markRunning(task.id, Date.now());
+    await stored('marking the task running', () => tasks.markRunning(task.id, Date.now()));
     // Which node holds which task (and on which delivery): what an operator needs after a node dies.
     log.info('task started');
     let lastProgress = 0;
@@ -93,7 +107,8 @@ export class JobRunner implements JobHandler {
       };
       const outcome = await handler.run({ task, attempt: job.attempt, tmpDir, signal, onProgress, reserve });
       const seconds = (performance.now() - started) / 1000;
-      await tasks.completeSuccess(task.id, outcome, Date.now());
+      // The work is done: a database restarting now must not cost the attempt and the work with it.
+      await stored('recording the result', () => tasks.completeSuccess(task.id, outcome, Date.now()));
       metrics.taskDuration.observe({ kind: job.kind, status: 'success' }, seconds);
       metrics.tasksFinished.inc({ kind: job.kind, status: 'success' });
       if (outcome.audioSeconds > 0) metrics.realTimeFactor.observe({ engine: outcome.engine }, seconds / outcome.audioSeconds);
@@ -108,7 +123,7 @@ export class JobRunner implements JobHandler {
         // What this attempt wrote goes first: it frees the space the failure itself is recorded with.
         if (diskFull && tmpDir) await rm(tmpDir, { recursive: true, force: true });
         const seconds = (performance.now() - started) / 1000;
-        await tasks.completeFailure(task.id, reason, Date.now());
+        await stored('recording the failure', () => tasks.completeFailure(task.id, reason, Date.now()));
         metrics.taskDuration.observe({ kind: job.kind, status: 'failed' }, seconds);
         metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
         if (diskFull) log.error({ err }, 'task failed: no space left on the disk');
@@ -120,6 +135,26 @@ export class JobRunner implements JobHandler {
       return { status: 'retry', error: err };
     } finally {
       if (tmpDir) await rm(tmpDir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * A task record's read or write that waits out a database outage (a restart, a failover, a network cut): tried
+   * again after 0.5, 1, 2, 4, then every 5 s, until it passes, the delivery is aborted (shutdown, lost lease) or
+   * storeOutageMs is spent. Before, every failure of the store failed the attempt: with three attempts and their
+   * backoff, an outage of a few seconds failed the tasks in flight, and finished work was thrown away.
+   */
+  private async untilStored<T>(what: string, op: () => Promise<T>, signal: AbortSignal, log: Logger): Promise<T> {
+    const unavailable = this.deps.storeUnavailable;
+    const deadline = Date.now() + (this.opts.storeOutageMs ?? 0);
+    for (let waitMs = 500; ; waitMs = Math.min(2 * waitMs, 5000)) {
+      try {
+        return await op();
+      } catch (err) {
+        if (!unavailable?.(err) || signal.aborted || Date.now() + waitMs > deadline) throw err;
+        log.warn({ err, retryInMs: waitMs }, `the task database cannot be reached (${what}): trying again`);
+        await abortableSleep(waitMs, signal);
+      }
     }
   }
 
@@ -139,6 +174,18 @@ export class JobRunner implements JobHandler {
     logger.error({ taskId: job.taskId, kind: job.kind, attempt: job.attempt, err: why.cause === 'error' ? why.error : undefined }, 'task out of attempts');
     if (await tasks.completeFailure(job.taskId, reason, Date.now())) metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
   }
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Why a task whose price became known was not run: what it costs, and what the account had for it. */

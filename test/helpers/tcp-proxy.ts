@@ -6,14 +6,20 @@ export interface TcpProxy {
   freeze(): void;
   /** Reads again; what waited goes through. */
   thaw(): void;
+  /** A server gone (restarting, failing over): open connections are cut and new ones closed at once. */
+  cut(): void;
+  /** Accepts connections again. */
+  restore(): void;
   close(): Promise<void>;
 }
 
-/** A real TCP hop in front of a server (here Redis), to make it hang on demand without touching it. */
+/** A real TCP hop in front of a server (Redis, PostgreSQL), to make it hang or vanish on demand without touching it. */
 export async function startTcpProxy(target: { host: string; port: number }, scheme = 'redis'): Promise<TcpProxy> {
   const clients = new Set<net.Socket>();
   let frozen = false;
+  let down = false;
   const server = net.createServer((client) => {
+    if (down) return void client.destroy();
     const upstream = net.connect(target.port, target.host);
     clients.add(client);
     if (frozen) client.pause();
@@ -38,6 +44,13 @@ export async function startTcpProxy(target: { host: string; port: number }, sche
     thaw() {
       frozen = false;
       for (const c of clients) c.resume();
+    },
+    cut() {
+      down = true;
+      for (const c of clients) c.destroy();
+    },
+    restore() {
+      down = false;
     },
     async close() {
       for (const c of clients) c.destroy();

@@ -51,6 +51,11 @@ export async function openPostgresHandles(url: string, opts: PostgresOptions = {
     types: int8AsNumber,
   });
   pool.on('error', opts.onIdleError ?? (() => {}));
+  // A connection that drops while checked out (a query running: the pool takes its own listener off then) emits
+  // 'error' as well as failing the query. With no listener that 'error' ended the process: found by cutting the
+  // network under a worker recording a result (test/jobs/runner-outage.test.ts). The query's caller gets the
+  // error through its promise, and the pool discards the broken client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrateToLatest(db);
