@@ -8,7 +8,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { workerData } from 'piscina';
 import { TaskFailure } from '../domain/errors.js';
 import type { EngineContext } from '../ports/engines.js';
-import type { ThreadEnv, ThreadMessage, ThreadTable } from '../kinds/threads.js';
+import { THREAD_RUN_ABORT, THREAD_RUN_STARTED, type ThreadEnv, type ThreadMessage, type ThreadTable } from '../kinds/threads.js';
 import { ttsThread } from '../kinds/tts/thread.js';
 import { separationThread } from '../kinds/separation/thread.js';
 import { enhanceThread } from '../kinds/enhance/thread.js';
@@ -63,9 +63,15 @@ function dispatch(message: ThreadMessage, ctx: EngineContext): Promise<unknown> 
 
 export default async function run(task: (ThreadMessage & { progressPort: MessagePort; tmpDir: string }) | ThreadPing): Promise<ThreadReply<unknown>> {
   if (task.name === 'ping') return { ok: true, value: 'pong' };
-  // Piscina aborts by terminating the thread; engines still get a signal for cooperative checks. The
-  // scratch folder is the pool's, made for this run and removed by it whatever happens to the thread.
-  const ctx: EngineContext = { tmpDir: task.tmpDir, signal: new AbortController().signal, onProgress: (f) => task.progressPort.postMessage(f) };
+  // Long work is aborted by terminating the thread (Piscina); short work is asked to stop through the port, and its
+  // engines see that in their signal (thread-pool.ts). The scratch folder is the pool's, made for this run and
+  // removed by it whatever happens to the thread.
+  const abort = new AbortController();
+  task.progressPort.on('message', (message: unknown) => {
+    if (message === THREAD_RUN_ABORT) abort.abort(new Error('the run was cancelled'));
+  });
+  task.progressPort.postMessage(THREAD_RUN_STARTED);
+  const ctx: EngineContext = { tmpDir: task.tmpDir, signal: abort.signal, onProgress: (f) => task.progressPort.postMessage(f) };
   try {
     return { ok: true, value: await dispatch(task, ctx) };
   } catch (err) {

@@ -5,7 +5,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { TaskFailure } from '../domain/errors.js';
-import type { EngineThreads, ThreadEnv, ThreadName, ThreadRunOptions, ThreadTasks } from '../kinds/threads.js';
+import { THREAD_RUN_ABORT, THREAD_RUN_STARTED, type EngineThreads, type ThreadEnv, type ThreadName, type ThreadRunOptions, type ThreadTasks } from '../kinds/threads.js';
 import type { ThreadPing, ThreadReply } from './engine-thread.js';
 
 type Lane = 'short' | 'long';
@@ -115,20 +115,55 @@ export class EngineThreadPool implements EngineThreads {
     // A caller's own folder (a task's) is removed by the caller, whatever happens to the thread.
     const scratch = opts.tmpDir ?? (await mkdtemp(join(this.opts.env.tmpDir ?? tmpdir(), this.opts.env.tmpDir ? `${name}-` : `soundry-${name}-`)));
     const channel = new MessageChannel();
-    channel.port1.on('message', (fraction: number) => opts.onProgress(fraction));
+    let started = false;
+    channel.port1.on('message', (message: number | typeof THREAD_RUN_STARTED) => {
+      if (message === THREAD_RUN_STARTED) started = true;
+      else opts.onProgress(message);
+    });
+    const lane = LANES[name];
+    /**
+     * Short work (a sentence, a TTS text) is not worth its thread: Piscina aborts a running job by terminating the
+     * thread, and a new one loads the engines again (about 1.3 s of CPU). Found from outside: a client resetting
+     * /v1/audio/speech requests before their first audio kept the threads restarting, at 141% CPU. A short run
+     * that has started is asked to stop instead (its engines check the signal) and finishes in the background;
+     * one still waiting for a thread is taken out of the queue; the caller is answered at once either way.
+     */
+    const cooperative = lane === 'short';
+    const queued = new AbortController();
+    const onAbort = () => {
+      if (started) channel.port1.postMessage(THREAD_RUN_ABORT);
+      else queued.abort(opts.signal.reason);
+    };
+    if (cooperative) {
+      if (opts.signal.aborted) onAbort();
+      else opts.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    // The thread answers with the output of `name` (engine-thread.ts dispatches on the same table type).
+    const job = this.submit<ThreadTasks[N]['output']>(
+      lane,
+      { name, input, progressPort: channel.port2, tmpDir: scratch },
+      { signal: cooperative ? queued.signal : opts.signal, transferList: [channel.port2] },
+    );
+    // Registered first, so it has run by the time an answer from the job reaches the code below.
+    let settled = false;
+    const ended = job.then(
+      () => void (settled = true),
+      () => void (settled = true),
+    );
+    const cleanUp = async () => {
+      opts.signal.removeEventListener('abort', onAbort);
+      channel.port1.close();
+      if (scratch !== opts.tmpDir) await rm(scratch, { recursive: true, force: true, maxRetries: 2 });
+    };
     try {
-      // The thread answers with the output of `name` (engine-thread.ts dispatches on the same table type).
-      const reply = await this.submit<ThreadTasks[N]['output']>(
-        LANES[name],
-        { name, input, progressPort: channel.port2, tmpDir: scratch },
-        { signal: opts.signal, transferList: [channel.port2] },
-      );
+      const reply = cooperative ? await untilAborted(job, opts.signal) : await job;
       this.threadAnswered();
       if (!reply.ok) throw new TaskFailure(reply.failure);
       return reply.value;
     } finally {
-      channel.port1.close();
-      if (scratch !== opts.tmpDir) await rm(scratch, { recursive: true, force: true, maxRetries: 2 });
+      // A run still going after its caller left cleans up once it ends (its thread may still write in the scratch).
+      if (settled) await cleanUp();
+      else void ended.then(cleanUp).catch(() => undefined);
     }
   }
 
@@ -195,6 +230,11 @@ export class EngineThreadPool implements EngineThreads {
     this.failure = message;
   }
 
+  /** The threads' ids, lane by lane: which threads are alive (diagnostics; a test checks a cancel kept its thread). */
+  threadIds(): number[] {
+    return [...this.lanes.values()].flatMap((p) => p.threads.map((t) => t.threadId));
+  }
+
   get threads(): number {
     return [...this.lanes.values()].reduce((n, p) => n + p.threads.length, 0);
   }
@@ -204,4 +244,23 @@ export class EngineThreadPool implements EngineThreads {
     await Promise.all([...this.lanes.values()].map((p) => p.destroy()));
     this.lanes.clear();
   }
+}
+
+/** `work`, or the signal's reason as soon as it aborts (work goes on). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }

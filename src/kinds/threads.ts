@@ -21,6 +21,13 @@ export interface ThreadTasks {
 }
 export type ThreadName = keyof ThreadTasks;
 
+/**
+ * Signals on a run's progress port besides its progress fractions: the thread says when the run has started,
+ * and the pool asks a started run to stop (its engines get an aborted signal and stop at their next check).
+ */
+export const THREAD_RUN_STARTED = 'started';
+export const THREAD_RUN_ABORT = 'abort';
+
 /** What crosses into a thread: a name and its input, paired (a discriminated union the thread switches on). */
 export type ThreadMessage = { [N in ThreadName]: { name: N; input: ThreadTasks[N]['input'] } }[ThreadName];
 

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { buildContainer, type Container, type ContainerOptions } from '../../src/app/container.js';
@@ -52,7 +53,7 @@ export interface TestApp {
 /** Backends of the scale-out profile per DATA_DIR, so a second node on the same DATA_DIR joins the same ones. */
 const profiles = new Map<string, ProfileResources>();
 
-export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean; dataDir?: string; container?: ContainerOptions } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean; dataDir?: string; container?: ContainerOptions; logger?: Logger } = {}): Promise<TestApp> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'soundry-test-')));
   const port = await freePort();
   let profile = profiles.get(dataDir);
@@ -62,7 +63,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
   }
   // Tests never reach a model hub: auto-pull is on only where a test serves a mirror and says so.
   const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'silent', POLL_INTERVAL_MS: '50', WORKER_THREADS: '1', MODELS_AUTO_PULL: 'false', ...profile?.env, ...env });
-  const logger = pino({ level: 'silent' });
+  const logger = opts.logger ?? pino({ level: 'silent' });
   const container = await buildContainer(config, logger, opts.container);
   if (opts.workers !== false) await container.startWorkers();
   const app = await buildHttpServer(container.httpDeps());

@@ -157,6 +157,12 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
             first = await audio.next();
           } catch (err) {
             await charge.refund();
+            // The client left before any audio: nobody to answer, and not a server error (it was logged as one, at
+            // level 50, for every reset request). Its in-flight slot is freed by the connection's close.
+            if (abort.signal.aborted) {
+              request.log.info({ credits: plan.price }, 'speech request closed by the client before its first audio: refunded');
+              return reply.hijack();
+            }
             throw err;
           }
           async function* rest(): AsyncGenerator<Buffer> {
