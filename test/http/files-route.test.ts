@@ -155,10 +155,11 @@ describe('GET /files/*', () => {
     }
   });
 
-  it('answers 404 with an envelope for a validly signed but missing blob', async () => {
-    const res = await app.inject({ method: 'GET', url: link('tasks/t1/gone.mp3') });
+  it('answers 404 with an envelope for a validly signed but missing blob, naming method and path (not the signature)', async () => {
+    const url = link('tasks/t1/gone.mp3');
+    const res = await app.inject({ method: 'GET', url });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ code: 100404, data: {}, message: 'Not Found' });
+    expect(res.json()).toEqual({ code: 100404, data: {}, message: `Not Found: GET ${url.split('?')[0]}` });
   });
 
   it('never lists directories, even with a valid signature', async () => {

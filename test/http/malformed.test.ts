@@ -117,6 +117,10 @@ describe('answers before routing', () => {
     const long = await raw(`GET /assets/voices/${'1'.repeat(150)}.svg HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(long.status).toBe(404);
     expect(long.json.code).toBe(100404);
+    // A voice asset nobody has names method and path too, as every other 404 (it said just "Not Found").
+    const unknownVoice = await raw('GET /assets/voices/999999.svg HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(unknownVoice.status).toBe(404);
+    expect(unknownVoice.json).toEqual({ code: 100404, data: {}, message: 'Not Found: GET /assets/voices/999999.svg' });
   });
 
   it('a path nobody serves is the 404 whatever its body (not a body refusal)', async () => {

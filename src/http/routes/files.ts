@@ -48,8 +48,9 @@ export function parseRange(header: string | undefined, size: number): RangeReque
   return { kind: 'range', start, end: Math.min(lastAsked, size - 1) };
 }
 
-function sendEnvelope(reply: FastifyReply, status: number, name: ErrorName): FastifyReply {
-  const { code, message } = ERRORS[name];
+function sendEnvelope(reply: FastifyReply, status: number, name: ErrorName, detail?: string): FastifyReply {
+  const { code } = ERRORS[name];
+  const message = detail ?? ERRORS[name].message;
   return reply
     .code(status)
     .header('cache-control', 'no-store')
@@ -72,7 +73,7 @@ export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDeps): v
       return sendEnvelope(reply, 403, 'FILE_LINK_INVALID');
     }
     const info = await deps.blobs.stat(key);
-    if (!info) return sendEnvelope(reply, 404, 'NOT_FOUND');
+    if (!info) return sendEnvelope(reply, 404, 'NOT_FOUND', missing(request));
 
     const filename = key.slice(key.lastIndexOf('/') + 1);
     reply
@@ -102,9 +103,14 @@ export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDeps): v
       // Deleted between stat and read.
       if (!isMissing(err)) throw err;
       reply.removeHeader('content-range').removeHeader('content-length').removeHeader('content-disposition');
-      return sendEnvelope(reply, 404, 'NOT_FOUND');
+      return sendEnvelope(reply, 404, 'NOT_FOUND', missing(request));
     }
   };
 
   app.route({ method: ['GET', 'HEAD'], url: '/files/*', exposeHeadRoute: false, handler });
+}
+
+/** The 100404 message of every route (docs/api.md): method and path, without the link's signature. */
+function missing(request: FastifyRequest): string {
+  return `Not Found: ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`;
 }

@@ -66,7 +66,7 @@ export function registerVoiceAssetRoutes(
   app.get('/assets/voices/:file', { schema: { hide: true } }, async (request, reply) => {
     const m = /^(\d+)\.(svg|mp3)$/.exec((request.params as { file: string }).file);
     const voice = m ? await deps.voices.find(Number(m[1])) : null;
-    if (!m || !voice) return reply.status(404).send(refusal(new AppError('NOT_FOUND')));
+    if (!m || !voice) return reply.status(404).send(refusal(new AppError('NOT_FOUND', `Not Found: ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`)));
     if (m[2] === 'svg') return reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(avatarSvg(voice));
     // A neural voice not downloaded yet is never downloaded for a sample (this route is public): its built-in
     // stand-in (same language and gender) speaks it, flagged by a header, kept apart and cached briefly, so the
