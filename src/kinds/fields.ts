@@ -18,6 +18,14 @@ export const boundedString = (max: number) => z.string().max(max, { error: (iss)
 export const boundedArray = <T extends z.ZodType>(item: T, max: number, unit = 'items') =>
   z.array(item).max(max, { error: (iss) => tooLong((iss.input as unknown[]).length, max, unit) });
 
+/**
+ * Whether a text gives a voice something to say: a letter or a digit somewhere. Emoji, symbols and punctuation
+ * alone synthesize to nothing, and the TTS engines fail such a task later; creates refuse it at once with this.
+ */
+export function hasSomethingToSay(text: string): boolean {
+  return /[\p{L}\p{N}]/u.test(text);
+}
+
 /** URLs as sent (url, inputurl): stored with the task, so bounded like every stored field. */
 export const URL_MAX_CHARS = 4096;
 

@@ -5,6 +5,7 @@ import { isPodcastLanguage } from '../../domain/vocabulary.js';
 import type { TaskStore } from '../../ports/task-store.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
 import type { Caller } from '../../services/auth.js';
+import { hasSomethingToSay } from '../fields.js';
 import type { ApiKind, KindApi, PresentTools, PreparedTask } from '../kind.js';
 import { scriptFields } from '../podcast-script/api.js';
 import { PodcastScriptResult } from '../podcast-script/contract.js';
@@ -49,7 +50,9 @@ export class PodcastAudioKindApi implements KindApi<PodcastAudioCreateBody> {
     const roleVoice = new Map((original.podcast_script ?? []).map((l) => [l.role, parseVoiceId(l.voice_id)]));
     const lines: PodcastAudioParams['lines'] = [];
     for (const [i, line] of body.podcast_script.entries()) {
-      if (!line.text.trim()) continue; // an emptied line is a removed line
+      // An emptied line is a removed line, and so is one with nothing to say (only emoji, symbols or punctuation):
+      // TTS refuses such text (hasSomethingToSay), and spoken in an episode it failed the whole task after create.
+      if (!hasSomethingToSay(line.text)) continue;
       const voiceId = parseVoiceId(line.voice_id) ?? roleVoice.get(line.role) ?? null;
       const voice: VoiceRecord | null = voiceId === null ? null : await this.voices.find(voiceId);
       if (!voice) {
@@ -57,7 +60,7 @@ export class PodcastAudioKindApi implements KindApi<PodcastAudioCreateBody> {
       }
       lines.push({ role: line.role, name: line.name ?? line.role, avatar: line.avatar ?? '', text: line.text, voiceId: voice.id, sourceIndex: i });
     }
-    if (lines.length === 0) throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: podcast_script: no line has text');
+    if (lines.length === 0) throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: podcast_script: no line has something to say (a line that is empty or has no letter or digit is left out)');
     const params: PodcastAudioParams = {
       v: 1,
       scriptTaskId: script.id,

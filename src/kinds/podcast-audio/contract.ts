@@ -18,16 +18,38 @@ const SubmittedHighlight = z.object({
 });
 
 /**
+ * Highlights name lines of the submitted script by 0-based index (as step 1 writes them, and as `sourceIndex`
+ * keeps them past removed lines), inclusive at both ends. One outside the script, or running backwards, has no
+ * line to start at: the episode would give it a made-up `start_time` (0, or the first line's). Only
+ * the first wrong highlight is named: a hundred of them would make a message nobody reads.
+ */
+function checkHighlightRanges(lines: number, highlights: Array<z.infer<typeof SubmittedHighlight>>, ctx: z.RefinementCtx): void {
+  const last = lines - 1;
+  const allowed = last === 0 ? 'must be 0, the script\'s only line (lines count from 0)' : `must be between 0 and ${last}, the script's last line index (lines count from 0)`;
+  for (const [i, h] of highlights.entries()) {
+    const outside = (['script_start_index', 'script_end_index'] as const).filter((f) => h[f] < 0 || h[f] > last);
+    for (const f of outside) ctx.addIssue({ code: 'custom', path: ['hightlights', i, f], message: `${h[f]} is outside the script: ${allowed}` });
+    if (outside.length > 0) return;
+    if (h.script_start_index > h.script_end_index) {
+      const message = `${h.script_start_index} is after hightlights[${i}].script_end_index ${h.script_end_index}: a highlight runs from its first line to its last`;
+      return ctx.addIssue({ code: 'custom', path: ['hightlights', i, 'script_start_index'], message });
+    }
+  }
+}
+
+/**
  * POST podcast/audio/create: the script of step 1, unchanged or edited, and the script task's id. Every
  * field is bounded (PODCAST_LIMITS); the script's total, PODCAST_SCRIPT_MAX_CHARS, is checked in prepare().
  */
-export const PodcastAudioCreateBody = z.object({
-  title: boundedString(L.titleChars).optional(),
-  processed_content: boundedString(L.processedContentChars).optional(),
-  podcast_script: boundedArray(SubmittedLine, L.lines, 'lines').min(1),
-  hightlights: boundedArray(SubmittedHighlight, L.highlights, 'highlights').optional(),
-  global_id: boundedString(L.globalIdChars).min(1),
-});
+export const PodcastAudioCreateBody = z
+  .object({
+    title: boundedString(L.titleChars).optional(),
+    processed_content: boundedString(L.processedContentChars).optional(),
+    podcast_script: boundedArray(SubmittedLine, L.lines, 'lines').min(1),
+    hightlights: boundedArray(SubmittedHighlight, L.highlights, 'highlights').optional(),
+    global_id: boundedString(L.globalIdChars).min(1),
+  })
+  .superRefine((b, ctx) => checkHighlightRanges(b.podcast_script.length, b.hightlights ?? [], ctx));
 export type PodcastAudioCreateBody = z.infer<typeof PodcastAudioCreateBody>;
 
 export const PodcastAudioParams = versioned(

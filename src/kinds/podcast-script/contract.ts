@@ -20,6 +20,18 @@ export const PodcastScriptCreateBody = z
     url: boundedString(URL_MAX_CHARS).optional(),
   })
   .superRefine((b, ctx) => {
+    // Scripts are conversations: one host greeted and answered herself ("with my co-host Emma ... Hi Emma"), and
+    // the same voice twice did too, renamed ("James ... here with James B"). Every podcast language has several
+    // voices of each gender, so two different ones can always be had. An empty list still means the default pair.
+    const speakers = b.speakers ?? [];
+    if (speakers.length === 1) {
+      ctx.addIssue({ code: 'custom', path: ['speakers'], message: 'a podcast has two or more hosts: give two or more voice ids, or none for the default pair (got one)' });
+    }
+    const again = speakers.findIndex((id, i) => speakers.indexOf(id) !== i);
+    if (again >= 0) {
+      const id = speakers[again]!;
+      ctx.addIssue({ code: 'custom', path: ['speakers', again], message: `voice ${id} is already speakers[${speakers.indexOf(id)}]: each host needs a voice of their own` });
+    }
     if (b.source_type === 4 && !b.text?.trim()) ctx.addIssue({ code: 'custom', path: ['text'], message: 'required when source_type is 4' });
     if ([1, 2, 3].includes(b.source_type) && !b.url?.trim()) ctx.addIssue({ code: 'custom', path: ['url'], message: 'required when source_type is 1, 2 or 3' });
   });

@@ -198,7 +198,8 @@ export class PodcastScriptHandler implements TaskHandler {
     const taken = new Set<string>();
     const speakers: SpeakerInfo[] = chosen.map((v, i) => {
       let name = hosts.get(v.id) ?? v.display_name;
-      // The same voice twice still makes two hosts a listener can tell apart by name.
+      // Hosts a listener can tell apart by name: two voices may share one (Sophie speaks fr and de), and a task queued
+      // before create refused the same voice twice may still have it.
       if (taken.has(name)) name = `${name} ${ROLES[i] ?? i + 1}`;
       taken.add(name);
       return { role: ROLES[i] ?? `S${i + 1}`, name, avatar: this.deps.avatarUrl(v.id), voiceId: String(v.id), gender: v.gender === 2 ? 'female' : 'male' };

@@ -3,6 +3,7 @@ import { countCharacters, ttsCredits } from '../../domain/pricing.js';
 import { publicStatus, type QueriedTask } from '../../domain/task.js';
 import { EMOTION_NAMES } from '../../domain/vocabulary.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
+import { hasSomethingToSay } from '../fields.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
 import { TtsCreateBody, TtsResult, type TtsParams, TtsQueryData, TTS_EXAMPLE } from './contract.js';
 
@@ -16,7 +17,7 @@ export class TtsKindApi implements KindApi<TtsCreateBody> {
 
   async prepare(body: TtsCreateBody): Promise<PreparedTask> {
     const characters = countCharacters(body.text);
-    if (!/[\p{L}\p{N}]/u.test(body.text)) {
+    if (!hasSomethingToSay(body.text)) {
       throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: text: must contain something to say');
     }
     if (characters > this.opts.maxChars) {
