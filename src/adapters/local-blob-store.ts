@@ -151,24 +151,31 @@ export class LocalBlobStore implements BlobStore {
 
   /**
    * Removes half-written files (the hidden `.<name>.part-<hex>` a put writes before its rename) left in the
-   * entries under `folder` by a process that died mid-write, once unchanged for `olderThanMs` (a live
-   * write keeps its file's mtime fresh), and the entry itself if nothing else is in it. Without this an
-   * interrupted upload's partial file stays until the reaper expires its whole entry (TASK_TTL_SECONDS).
+   * entries under `folder` by a process that died mid-write, and the entry itself if nothing else is in it.
+   * Age is the file's mtime, its last write: a put under way keeps it fresh however long the put takes.
    */
-  async removeStalePartials(folder: string, olderThanMs: number): Promise<number> {
+  async removePartialsOlderThan(folder: string, cutoffMs: number): Promise<number> {
     const dir = this.pathFor(checkedPrefix(folder));
-    const entries = await readdir(dir).catch(() => [] as string[]);
-    const cutoff = Date.now() - olderThanMs;
+    let entries: string[];
+    try {
+      entries = await readdir(dir);
+    } catch (err) {
+      if (isMissing(err)) return 0;
+      throw err;
+    }
     let removed = 0;
     for (const entry of entries) {
       const entryDir = path.join(dir, entry);
+      // ENOTDIR (a lone file) or ENOENT (expired meanwhile): nothing in it.
       const names = await readdir(entryDir).catch(() => [] as string[]);
+      let removedHere = 0;
       for (const name of names.filter((n) => /^\..+\.part-[0-9a-f]{12}$/.test(n))) {
         const file = path.join(entryDir, name);
         const st = await stat(file).catch(() => null);
-        if (st && st.mtimeMs < cutoff && (await unlink(file).then(() => true, () => false))) removed++;
+        if (st && st.mtimeMs < cutoffMs && (await unlink(file).then(() => true, () => false))) removedHere++;
       }
-      if (names.length) await rmdir(entryDir).catch(() => undefined); // only if now empty
+      if (removedHere) await rmdir(entryDir).catch(() => undefined); // only if now empty
+      removed += removedHere;
     }
     return removed;
   }

@@ -24,7 +24,7 @@ import { resolveMediaTools } from '../media/ffmpeg.js';
 import { AuthService } from '../services/auth.js';
 import { TaskService } from '../services/tasks.js';
 import { Metrics } from '../services/metrics.js';
-import { RetentionReaper } from '../services/retention.js';
+import { partialUploadAgeMs, RetentionReaper } from '../services/retention.js';
 import { AdminService } from '../services/admin.js';
 import { ttsApiKind, TtsKindApi } from '../kinds/tts/api.js';
 import { TtsHandler } from '../kinds/tts/worker.js';
@@ -134,13 +134,6 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
   const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
   const { blobs, urls, s3 } = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));
-  if (blobs instanceof LocalBlobStore) {
-    // Uploads cut short by a killed process: in the background, it walks every upload of the TTL.
-    blobs
-      .removeStalePartials('uploads', 3600_000)
-      .then((n) => n > 0 && logger.info({ files: n }, 'removed partial uploads left by a process that died'))
-      .catch((err: unknown) => logger.warn({ err }, 'could not sweep partial uploads'));
-  }
   // With REDIS_URL the per-key limits are shared by every API node; without, counted in this
   // process. A worker serves no API requests: no connection for it.
   const limits = config.REDIS_URL && config.ROLE !== 'worker'
@@ -227,7 +220,14 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     ],
   };
   const version = packageVersion();
-  const reaper = new RetentionReaper({ tasks, blobs, logger }, config.REAPER_INTERVAL_SECONDS * 1000, config.TASK_TTL_SECONDS * 1000);
+  const reaper = new RetentionReaper({ tasks, blobs, logger }, config.REAPER_INTERVAL_SECONDS * 1000, config.TASK_TTL_SECONDS * 1000, partialUploadAgeMs(config.UPLOAD_TIMEOUT_SECONDS * 1000));
+  // Partial uploads wait for the reaper's age rule, since another process may be writing one. Holding the lock with no
+  // other live process in TMP_DIR (the lock does not keep out an API node beside us), nothing else writes in DATA_DIR
+  // and this process takes no upload before it listens: every partial there now was left by a process that died, and
+  // goes now (kill -9 and an immediate restart leave them seconds old). In the background: it walks every upload.
+  const partialsSweptAtStart = dataLock && (await temp.othersAlive()) === 0
+    ? reaper.removePartialUploads(Date.now()).catch((err: unknown) => (logger.warn({ err }, 'could not sweep partial uploads'), 0))
+    : Promise.resolve(0);
 
   return {
     config,
@@ -245,6 +245,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     metrics,
     taskService,
     reaper,
+    /** The start-up removal of partial uploads (files removed), where it runs. */
+    partialsSweptAtStart,
     version,
     health,
     /** The key callbacks are signed with (docs/api.md "Webhooks"). */

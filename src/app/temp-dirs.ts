@@ -155,6 +155,19 @@ export class ProcessTempDirs {
     );
   }
 
+  /**
+   * How many other processes' folders are here whose owner may still run (by the same rules as the sweep): other
+   * Soundry processes on this TMP_DIR, such as a ROLE=api node sharing DATA_DIR, which the DATA_DIR lock does not keep out.
+   */
+  async othersAlive(): Promise<number> {
+    let alive = 0;
+    for (const name of await readdir(this.root).catch(() => [] as string[])) {
+      const path = join(this.root, name);
+      if (name.startsWith(PREFIX) && path !== this.dir && !(await this.isAbandoned(path, name))) alive++;
+    }
+    return alive;
+  }
+
   /** At a clean stop: nothing of this process's stays behind. */
   async release(): Promise<void> {
     if (this.timer) clearInterval(this.timer);

@@ -43,6 +43,13 @@ export interface BlobStore {
    * uploads, which have no task row to expire with.
    */
   deleteOlderThan(folder: string, cutoffMs: number): Promise<number>;
+  /**
+   * Removes the data of puts into the entries under `folder` that a process dying mid-write (kill -9, OOM) left
+   * behind, last written before `cutoffMs`; finished blobs are never touched. Returns how many were removed. A put
+   * still under way writes its data as it arrives, so the caller picks a cutoff no such put can be older than
+   * (RetentionReaper). Without this, what a crash left stays until its whole entry expires (deleteOlderThan).
+   */
+  removePartialsOlderThan(folder: string, cutoffMs: number): Promise<number>;
 }
 
 /** What a URL handed to the service turns out to be. */

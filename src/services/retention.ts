@@ -3,6 +3,18 @@ import type { BlobStore } from '../ports/blob-store.js';
 import type { TaskStore } from '../ports/task-store.js';
 
 /**
+ * How long a partial upload file must go unwritten before the reaper takes it for one left by a dead process.
+ * Another live process on the same DATA_DIR (an API node beside a ROLE=all one) may be writing one right now, and
+ * its age is measured from its last write (mtime), so an upload slower than this but still progressing is never
+ * removed. An upload still running can go without a write for at most its whole deadline, UPLOAD_TIMEOUT_SECONDS
+ * (the rate floor UPLOAD_MIN_BYTES_PER_SECOND keeps gaps much shorter, but 0 turns it off), so the age is never
+ * below that, plus a minute for the deadline check's lateness (up to 5 s) and clock drift on a shared disk.
+ */
+export function partialUploadAgeMs(uploadTimeoutMs: number): number {
+  return Math.max(3600_000, uploadTimeoutMs + 60_000);
+}
+
+/**
  * Deletes expired tasks and their files. Files go first: a crash between the two steps leaves a
  * task row without files (still answered 101008 since it is expired), never orphaned files.
  */
@@ -14,6 +26,8 @@ export class RetentionReaper {
     private readonly intervalMs: number,
     /** Uploads have no task row: they expire by age, with the same TTL as tasks. */
     private readonly uploadTtlMs: number,
+    /** partialUploadAgeMs(UPLOAD_TIMEOUT_SECONDS). */
+    private readonly partialAgeMs: number,
   ) {}
 
   start(): void {
@@ -30,8 +44,12 @@ export class RetentionReaper {
     this.timer = null;
   }
 
-  /** Returns the number of tasks and uploads removed. */
+  /**
+   * Returns the number of tasks and uploads removed. Partial uploads left by a crash go too: a restart within
+   * partialAgeMs of the crash used to leave them (start-up alone looked for them) until their entry's TTL.
+   */
   async sweep(now = Date.now()): Promise<number> {
+    await this.removePartialUploads(now - this.partialAgeMs);
     let removed = await this.deps.blobs.deleteOlderThan('uploads', now - this.uploadTtlMs);
     for (;;) {
       const batch = await this.deps.tasks.listExpired(now, 100);
@@ -42,5 +60,12 @@ export class RetentionReaper {
         removed++;
       }
     }
+  }
+
+  /** Partial upload files last written before `cutoffMs`; the caller vouches that no live upload is that old. */
+  async removePartialUploads(cutoffMs: number): Promise<number> {
+    const files = await this.deps.blobs.removePartialsOlderThan('uploads', cutoffMs);
+    if (files > 0) this.deps.logger.info({ files }, 'removed partial uploads left by a process that died');
+    return files;
   }
 }

@@ -152,10 +152,35 @@ describe('partial files left by a process that died mid-write', () => {
     await mkdir(path.join(uploads, 'bbbb'), { recursive: true });
     await writeFile(path.join(uploads, 'bbbb', '.talk.wav.part-ba9876543210'), 'still being written');
     await store.putStream('uploads/cccc/done.mp3', (await import('node:stream')).Readable.from([Buffer.from('x')]), 'audio/mpeg');
-    expect(await store.removeStalePartials('uploads', 3600_000)).toBe(1);
+    expect(await store.removePartialsOlderThan('uploads', Date.now() - 3600_000)).toBe(1);
     expect(existsSync(path.join(uploads, 'aaaa'))).toBe(false);
     expect(existsSync(path.join(uploads, 'bbbb', '.talk.wav.part-ba9876543210'))).toBe(true);
     expect(await store.stat('uploads/cccc/done.mp3')).not.toBeNull();
+  });
+
+  it('a partial counts its age from its last write: an upload that began long ago but still receives data stays', async () => {
+    const { PassThrough } = await import('node:stream');
+    const body = new PassThrough();
+    const put = store.putStream('uploads/dddd/slow.wav', body, 'audio/wav');
+    const entry = path.join(root, 'uploads', 'dddd');
+    const partial = async () => {
+      for (;;) {
+        const name = existsSync(entry) ? readdirSync(entry).find((n) => n.includes('.part-')) : undefined;
+        if (name && statSync(path.join(entry, name)).size > 0) return path.join(entry, name);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    body.write(Buffer.alloc(1000, 1));
+    const file = await partial();
+    // Created (and last read) two hours ago, as a slow upload's partial would be; then more bytes arrive.
+    const old = new Date(Date.now() - 2 * 3600_000);
+    await utimes(file, old, old);
+    body.write(Buffer.alloc(1000, 2));
+    while (statSync(file).size < 2000) await new Promise((r) => setTimeout(r, 10));
+    expect(await store.removePartialsOlderThan('uploads', Date.now() - 3600_000)).toBe(0);
+    body.end(Buffer.alloc(1000, 3));
+    expect((await put).size).toBe(3000);
+    expect(readdirSync(entry)).toEqual(['slow.wav']);
   });
 
   it('its health check reports an unwritable folder', async () => {
