@@ -328,7 +328,16 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
     },
     transform: docs.transform,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // As the console: never inside another site's frame (found from outside: /docs had neither header).
+    uiHooks: {
+      onRequest: (_request, reply, done) => {
+        void reply.header('content-security-policy', "frame-ancestors 'none'").header('x-frame-options', 'DENY').header('referrer-policy', 'same-origin');
+        done();
+      },
+    },
+  });
   await app.register(multipart, { limits: { ...UPLOAD_MULTIPART_LIMITS, fileSize: deps.uploadMaxBytes } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -100,6 +100,14 @@ describe('OpenAI-compatible speech', () => {
     expect(e.type).toBe('invalid_request_error');
   });
 
+  it('an input with nothing to say is a 400 naming `input` (the task\'s own check, worded for this route)', async () => {
+    const err = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: '...!!! 🎉' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(e.param).toBe('input');
+    expect(e.message).toContain('Invalid input: must contain something to say');
+  });
+
   it('an unknown model and an out-of-range speed are 400s too', async () => {
     await expect(client.audio.speech.create({ model: 'whisper-1', voice: 'alloy', input: SHORT })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     await expect(client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: SHORT, speed: 9 })).rejects.toBeInstanceOf(OpenAI.BadRequestError);

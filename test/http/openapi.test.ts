@@ -123,4 +123,14 @@ describe('OpenAPI document', () => {
     expect(doc.paths[`${API}/tts/task/create`].post.description).toContain('101006 (API key not enabled)');
     expect(doc.components.schemas.ErrorCode.enum.sort()).toEqual(Object.values(ERRORS).map((e) => e.code).sort());
   });
+
+  it('serves the docs page, which no other site may frame (found from outside: it had neither header)', async () => {
+    for (const path of ['/docs', '/docs/static/index.html']) {
+      const res = await fetch(`${app.baseUrl}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-security-policy'), path).toBe("frame-ancestors 'none'");
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      await res.arrayBuffer();
+    }
+  });
 });

@@ -8,11 +8,18 @@ import type { AuthService } from '../../services/auth.js';
 import { callerOf, requireApiKey } from '../auth-hooks.js';
 import { lingerAfterAnswer, success } from '../envelope.js';
 
-/** Keeps a readable, safe file name: letters, digits, dot, dash, underscore. */
+/**
+ * Keeps a readable, safe file name: letters, digits, dot, dash, underscore, and always its extension, which is what
+ * the file is served as (found from outside: `日本語😀.mp3` became `mp3`, served as application/octet-stream). A name
+ * with nothing readable before its extension becomes `upload<ext>`; none at all, `upload.bin`. Never a dotfile.
+ */
 export function safeFileName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  const cleaned = base.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+/, '').slice(-120);
-  return cleaned || 'upload.bin';
+  const cleaned = base.replace(/[^A-Za-z0-9._-]+/g, '_');
+  const ext = /\.[A-Za-z0-9]{1,16}$/.exec(cleaned)?.[0] ?? '';
+  const stem = cleaned.slice(0, cleaned.length - ext.length).replace(/^[._]+/, '').replace(/[._]+$/, '').slice(-(120 - ext.length));
+  if (!stem && !ext) return 'upload.bin';
+  return `${stem || 'upload'}${ext}`;
 }
 
 /**

@@ -127,7 +127,12 @@ export class OpenAiSpeech {
     const named = emotionFromInstructions(body.instructions);
     const emotion = voice.emotion.includes(EMOTION_NAMES[named] ?? 'auto') ? named : 0;
     // The TTS task's own checks and price, so the two routes can never disagree on either.
-    const prepared = await this.deps.tts.prepare({ voice_id: voice.id, emotion, speed: body.speed, language: 'all', text: body.input, format: 'wav' });
+    const prepared = await this.deps.tts.prepare({ voice_id: voice.id, emotion, speed: body.speed, language: 'all', text: body.input, format: 'wav' }).catch((err: unknown) => {
+      // The task's field is `text`; here the client sent `input`, and OpenAI's clients read `param` to show which field.
+      const prefix = 'Invalid parameters: text: ';
+      if (err instanceof AppError && err.message.startsWith(prefix)) throw new SpeechRefusal('input', `Invalid input: ${err.message.slice(prefix.length)}`);
+      throw err;
+    });
     const sentences = splitText(body.input, voice.language);
     return { voice, format: body.response_format, sentences, emotion, speed: body.speed, price: prepared.knownPrice ?? 0 };
   }

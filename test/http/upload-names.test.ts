@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { safeFileName } from '../../src/http/routes/upload.js';
+
+/** An upload is served with the type of its extension: the stored name must keep it (docs/api.md, uploads). */
+describe('upload file names', () => {
+  it.each([
+    ['song.wav', 'song.wav'],
+    ['a b c.MP3', 'a_b_c.MP3'],
+    ['../../etc/passwd', 'passwd'],
+    ['C:\\\\music\\\\take 1.flac', 'take_1.flac'],
+    // Found from outside: nothing readable before the extension lost it (`mp3`, served as octet-stream).
+    ['日本語😀.mp3', 'upload.mp3'],
+    ['..mp3', 'upload.mp3'],
+    // Never a dotfile.
+    ['.htaccess', 'upload.htaccess'],
+    ['', 'upload.bin'],
+    ['___', 'upload.bin'],
+  ])('%s -> %s', (given, stored) => {
+    expect(safeFileName(given)).toBe(stored);
+  });
+
+  it('keeps the extension of a name cut to 120 characters', () => {
+    const stored = safeFileName(`${'a'.repeat(300)}.wav`);
+    expect(stored).toHaveLength(120);
+    expect(stored.endsWith('.wav')).toBe(true);
+  });
+});
