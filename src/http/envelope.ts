@@ -38,9 +38,19 @@ function valueAt(sent: unknown, instancePath: string): unknown {
   return value;
 }
 
+/**
+ * zod checks every integer against the safe-integer range as well as the field's own bounds: a number past both
+ * was reported twice ("Too big: expected int to be <=9007199254740991; Too big: expected number to be <=1000000000"),
+ * the first naming a bound nobody set. That one goes whenever the field has another problem to show.
+ */
+export function withoutImplicitIntBounds<T extends { instancePath: string; message?: string }>(issues: readonly T[]): T[] {
+  const implicit = (v: T) => /^Too (big|small): expected int to be [<>]=-?9007199254740991$/.test(v.message ?? '');
+  return issues.filter((v) => !implicit(v) || !issues.some((o) => o !== v && o.instancePath === v.instancePath && !implicit(o)));
+}
+
 function validationMessage(err: FastifyError, sent: unknown): string {
   if (hasZodFastifySchemaValidationErrors(err)) {
-    const issues = err.validation.map((v) => {
+    const issues = withoutImplicitIntBounds(err.validation).map((v) => {
       // Unions and enums report a missing field as "Invalid input"/"Invalid option": look at what was sent.
       const missing = /received undefined$/.test(v.message ?? '') || (v.instancePath !== '' && /^Invalid (input|option)\b/.test(v.message ?? '') && valueAt(sent, v.instancePath) === undefined);
       return { field: fieldPath(v.instancePath) || 'body', text: missing ? 'required' : (v.message ?? 'invalid') };

@@ -6,7 +6,7 @@ import type { RequestLimits } from '../../ports/limits.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import type { AuthService, Operation } from '../../services/auth.js';
 import { OpenAiSpeechBody } from '../../kinds/tts/contract.js';
-import { bodyTooLarge, lingerAfterAnswer } from '../envelope.js';
+import { bodyTooLarge, lingerAfterAnswer, withoutImplicitIntBounds } from '../envelope.js';
 import { OPENAI_SPEECH_MODELS, OPENAI_VOICES, openAiVoice, SpeechRefusal, type OpenAiSpeech } from '../../kinds/tts/openai.js';
 
 const CONTENT_TYPES: Record<OpenAiSpeechBody['response_format'], string> = {
@@ -85,7 +85,7 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
         if (request.is404 && !(error instanceof AppError)) appError = unknownRoute(request);
         else if (error instanceof AppError) appError = error;
         else if (hasZodFastifySchemaValidationErrors(error)) {
-          const first = error.validation[0];
+          const first = withoutImplicitIntBounds(error.validation)[0];
           const param = first?.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
           appError = new SpeechRefusal(param, `Invalid parameter ${param}: ${first?.message ?? 'invalid'}`);
         } else if (tooLarge) appError = new AppError('PAYLOAD_TOO_LARGE');
