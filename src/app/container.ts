@@ -283,6 +283,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         openAiSpeech,
         corsOrigins: config.CORS_ORIGINS,
         admin: config.ADMIN_TOKEN ? new AdminService(accounts, tasks, limits, config.ADMIN_TOKEN) : null,
+        storeUnavailable: isDatabaseUnavailable,
       };
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */

@@ -72,7 +72,16 @@ function notFound(request: FastifyRequest, note: string): EnvelopeBody {
  * The only place envelopes for errors are written. Business refusals and bad input answer HTTP 200
  * (the business result is in `code`); unknown paths 404; our own faults 500 (docs/api.md).
  */
-export function installErrorHandling(app: FastifyInstance, notFoundNote = ''): void {
+/** The answer when the task database cannot be reached (HttpDeps.storeUnavailable): a 503 to retry, not our fault. */
+export const DATABASE_UNAVAILABLE = 'Service unavailable: the database cannot be reached. Try again shortly';
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * `unavailable`: whether an error is the database being unreachable (a restart, a failover, a network cut). Such a
+ * request is answered 503 / 100503 with Retry-After, as a queue that cannot be reached is, instead of 500 "internal
+ * error": it is worth retrying, and it is not a bug to log at error level for every request during the outage.
+ */
+export function installErrorHandling(app: FastifyInstance, notFoundNote = '', unavailable: (err: unknown) => boolean = () => false): void {
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
     if (error instanceof AppError) {
       void reply.headers(error.headers);
@@ -108,6 +117,10 @@ export function installErrorHandling(app: FastifyInstance, notFoundNote = ''): v
         ? 'body: not valid JSON'
         : `body: ${error.message}`;
       return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', `Invalid parameters: ${detail}`)));
+    }
+    if (unavailable(error)) {
+      request.log.warn({ err: error }, 'the database cannot be reached: answered 503');
+      return reply.status(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).send(refusal(new AppError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE)));
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(refusal(new AppError('INTERNAL_ERROR')));

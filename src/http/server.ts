@@ -62,6 +62,8 @@ export interface HttpDeps {
   openAiSpeech: OpenAiSpeech;
   /** The admin page's API; null when ADMIN_TOKEN is unset (then it does not exist). */
   admin: AdminService | null;
+  /** Whether an error is the task database being unreachable (the adapters' isDatabaseUnavailable): answered 503. */
+  storeUnavailable?: (err: unknown) => boolean;
 }
 
 /**
@@ -282,7 +284,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   // response schemas keep zod's check.
   app.setSerializerCompiler<ZodResponseSchema>((route) => (route.schema === Envelope ? stringifyEnvelope : serializerCompiler(route)));
   app.decorateRequest('caller', null);
-  installErrorHandling(app);
+  installErrorHandling(app, '', deps.storeUnavailable);
 
   const drain = installDrain(app);
   installCors(app, deps.corsOrigins);
@@ -354,7 +356,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   });
   registerSystemRoutes(app, { metrics: deps.metrics, health: deps.health, draining: () => drain.draining });
   registerFileRoutes(app, { blobs: deps.blobs, signer: deps.signer });
-  await registerOpenAiRoutes(app, { auth: deps.auth, limits: deps.limits, voices: deps.voices, speech: deps.openAiSpeech });
+  await registerOpenAiRoutes(app, { auth: deps.auth, limits: deps.limits, voices: deps.voices, speech: deps.openAiSpeech, storeUnavailable: deps.storeUnavailable });
   registerAccountRoutes(app, { auth: deps.auth, limits: deps.limits });
   registerConsoleRoutes(app);
   registerAdminRoutes(app, deps.admin);

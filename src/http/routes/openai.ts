@@ -6,7 +6,7 @@ import type { RequestLimits } from '../../ports/limits.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import type { AuthService, Operation } from '../../services/auth.js';
 import { OpenAiSpeechBody } from '../../kinds/tts/contract.js';
-import { bodyTooLarge, lingerAfterAnswer, withoutImplicitIntBounds } from '../envelope.js';
+import { bodyTooLarge, DATABASE_UNAVAILABLE, lingerAfterAnswer, withoutImplicitIntBounds } from '../envelope.js';
 import { OPENAI_SPEECH_MODELS, OPENAI_VOICES, openAiVoice, SpeechRefusal, type OpenAiSpeech } from '../../kinds/tts/openai.js';
 
 const CONTENT_TYPES: Record<OpenAiSpeechBody['response_format'], string> = {
@@ -63,6 +63,8 @@ export interface OpenAiRouteDeps {
   limits: RequestLimits;
   voices: VoiceLibrary;
   speech: OpenAiSpeech;
+  /** The database unreachable: answered 503 (as the envelope routes do), not 500. */
+  storeUnavailable?: (err: unknown) => boolean;
 }
 
 function unknownRoute(request: FastifyRequest): AppError {
@@ -91,6 +93,9 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
         } else if (tooLarge) appError = new AppError('PAYLOAD_TOO_LARGE');
         else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
           appError = new SpeechRefusal('body', `Invalid request body: ${error instanceof SyntaxError ? 'not valid JSON' : error.message}`);
+        } else if (deps.storeUnavailable?.(error)) {
+          request.log.warn({ err: error }, 'the database cannot be reached: answered 503');
+          appError = new AppError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE, 5);
         } else {
           request.log.error({ err: error }, 'unhandled error on an OpenAI route');
           appError = new AppError('INTERNAL_ERROR');
