@@ -1,3 +1,4 @@
+import { isNetworkError } from './network-errors.js';
 import { createReadStream } from 'node:fs';
 import { stat as statFile, unlink } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -67,6 +68,16 @@ async function* entriesUnder(objects: AsyncIterable<ListedObject>, base: string)
     current.newestMs = Math.max(current.newestMs, obj.lastModifiedMs);
   }
   if (name !== null) yield current;
+}
+
+/**
+ * Whether an S3 call failed because the store could not serve it (a 5xx such as 503 SlowDown, a server fault, a
+ * timeout, a connection refused or cut) rather than because of the request: worth waiting for (PatientBlobStore).
+ */
+export function isStorageUnavailable(err: unknown): boolean {
+  if (isNetworkError(err)) return true;
+  if (err instanceof S3ServiceException) return err.$fault === 'server' || (err.$metadata.httpStatusCode ?? 0) >= 500;
+  return err instanceof Error && (err.name === 'TimeoutError' || err.name === 'RequestTimeout');
 }
 
 export class S3BlobStore implements BlobStore {

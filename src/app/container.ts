@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { ensureDirectory } from './directories.js';
 import { isDatabaseUnavailable } from '../adapters/sql/unavailable.js';
+import { PatientBlobStore } from '../jobs/patient-blobs.js';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config/config.js';
 import { isSeparationEngineChoice } from '../engines/separation/select.js';
@@ -15,7 +16,7 @@ import { MemoryLimits } from '../adapters/memory-limits.js';
 import { CachedAccountStore } from '../adapters/cached-account-store.js';
 import { RedisLimits } from '../adapters/redis/limits.js';
 import { S3Client } from '@aws-sdk/client-s3';
-import { S3BlobStore } from '../adapters/s3-blob-store.js';
+import { isStorageUnavailable, S3BlobStore } from '../adapters/s3-blob-store.js';
 import { PresignedS3Urls } from '../adapters/s3-presigned-urls.js';
 import type { BlobStore, BlobUrls } from '../ports/blob-store.js';
 import { SignedBlobUrls } from '../http/signed-blob-urls.js';
@@ -94,6 +95,12 @@ function buildBlobs(config: Config, signedUrls: SignedBlobUrls): { blobs: BlobSt
   return { blobs, urls, s3 };
 }
 
+/** The worker side's blob store: on S3, result uploads wait out an outage for STORE_OUTAGE_SECONDS (PatientBlobStore). */
+function patientBlobs(config: Config, blobs: BlobStore, stopping: () => boolean, logger: Logger): BlobStore {
+  if (config.BLOB_STORE !== 's3') return blobs;
+  return new PatientBlobStore(blobs, { unavailable: isStorageUnavailable, outageMs: config.STORE_OUTAGE_SECONDS * 1000, stopping, logger });
+}
+
 /** The composition root: the only place where adapters are chosen and constructed. */
 /** Constructor options that are not configuration: only tests pass any (main.ts passes none). */
 export interface ContainerOptions {
@@ -134,6 +141,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
   const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
   const { blobs, urls, s3 } = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));
+  const sharedBlobs = blobs;
   // With REDIS_URL the per-key limits are shared by every API node; without, counted in this
   // process. A worker serves no API requests: no connection for it.
   const limits = config.REDIS_URL && config.ROLE !== 'worker'
@@ -288,6 +296,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */
     async startWorkers(): Promise<JobRunner> {
+      // Result uploads wait out an object store that cannot be reached, as task records wait out the database.
+      const blobs = patientBlobs(config, sharedBlobs, () => runner?.isStopping() ?? true, logger);
       const input = new InputFetcher(
         { blobs, urls },
         {

@@ -7,6 +7,7 @@ import type { DeliveredJob, ExhaustedCause, JobConsumer, JobHandler, JobQueue, J
 import type { Funds, TaskStore } from '../ports/task-store.js';
 import type { TaskMetrics } from '../ports/metrics.js';
 import type { TaskHandler } from './handler.js';
+import { throughOutage } from './outage.js';
 
 export interface RunnerOptions {
   /** The kinds this worker takes (WORKER_KINDS); those without a handler are left to other workers. */
@@ -144,18 +145,11 @@ export class JobRunner implements JobHandler {
    * storeOutageMs is spent. Before, every failure of the store failed the attempt: with three attempts and their
    * backoff, an outage of a few seconds failed the tasks in flight, and finished work was thrown away.
    */
-  private async untilStored<T>(what: string, op: () => Promise<T>, signal: AbortSignal, log: Logger): Promise<T> {
+  private untilStored<T>(what: string, op: () => Promise<T>, signal: AbortSignal, log: Logger): Promise<T> {
     const unavailable = this.deps.storeUnavailable;
+    if (!unavailable) return op();
     const deadline = Date.now() + (this.opts.storeOutageMs ?? 0);
-    for (let waitMs = 500; ; waitMs = Math.min(2 * waitMs, 5000)) {
-      try {
-        return await op();
-      } catch (err) {
-        if (!unavailable?.(err) || signal.aborted || Date.now() + waitMs > deadline) throw err;
-        log.warn({ err, retryInMs: waitMs }, `the task database cannot be reached (${what}): trying again`);
-        await abortableSleep(waitMs, signal);
-      }
-    }
+    return throughOutage(op, { unavailable, deadline, abandon: () => signal.aborted, log, what: `the task database (${what})`, signal });
   }
 
   /** No attempts left: record the failure (nothing is charged) so the task does not wait forever. */
@@ -174,18 +168,6 @@ export class JobRunner implements JobHandler {
     logger.error({ taskId: job.taskId, kind: job.kind, attempt: job.attempt, err: why.cause === 'error' ? why.error : undefined }, 'task out of attempts');
     if (await tasks.completeFailure(job.taskId, reason, Date.now())) metrics.tasksFinished.inc({ kind: job.kind, status: 'failed' });
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Why a task whose price became known was not run: what it costs, and what the account had for it. */
