@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { ensureDirectory } from './directories.js';
 import { isDatabaseUnavailable } from '../adapters/sql/unavailable.js';
-import { PatientBlobStore } from '../jobs/patient-blobs.js';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config/config.js';
 import { isSeparationEngineChoice } from '../engines/separation/select.js';
@@ -10,16 +9,12 @@ import type { TaskKind } from '../domain/task.js';
 import { SqlAccountStore } from '../adapters/sql/account-store.js';
 import type { AccountStore } from '../ports/accounts.js';
 import { queuePolicy } from './queue-policy.js';
-import { LocalBlobStore } from '../adapters/local-blob-store.js';
 import { checkDisk } from '../adapters/disk-space.js';
 import { MemoryLimits } from '../adapters/memory-limits.js';
 import { CachedAccountStore } from '../adapters/cached-account-store.js';
 import { RedisLimits } from '../adapters/redis/limits.js';
-import { S3Client } from '@aws-sdk/client-s3';
-import { isStorageUnavailable, S3BlobStore } from '../adapters/s3-blob-store.js';
-import { PresignedS3Urls } from '../adapters/s3-presigned-urls.js';
-import type { BlobStore, BlobUrls } from '../ports/blob-store.js';
 import { SignedBlobUrls } from '../http/signed-blob-urls.js';
+import { buildBlobs, patientBlobs } from './blob-stores.js';
 import { createUrlSigner } from '../http/signed-url.js';
 import { resolveMediaTools } from '../media/ffmpeg.js';
 import { AuthService } from '../services/auth.js';
@@ -66,39 +61,6 @@ export type Container = Awaited<ReturnType<typeof buildContainer>>;
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
-}
-
-/**
- * Result files: local disk, or an S3-compatible bucket (BLOB_STORE=s3). Links are Soundry's signed
- * /files/ URLs (local, and S3_URL_MODE=api: the API streams from the bucket, clients need reach
- * only the API) or S3 presigned URLs (S3_URL_MODE=presigned: downloads bypass the API).
- */
-function buildBlobs(config: Config, signedUrls: SignedBlobUrls): { blobs: BlobStore; urls: BlobUrls; s3: S3Client | null } {
-  if (config.BLOB_STORE !== 's3') return { blobs: new LocalBlobStore(config.BLOB_DIR), urls: signedUrls, s3: null };
-  const bucket = config.S3_BUCKET;
-  if (!bucket) throw new Error('BLOB_STORE=s3 needs S3_BUCKET'); // loadConfig refuses this already
-  const s3 = new S3Client({
-    region: config.S3_REGION,
-    endpoint: config.S3_ENDPOINT,
-    forcePathStyle: config.S3_FORCE_PATH_STYLE,
-    // Unset: the AWS default chain (environment, profile, instance or task role).
-    ...(config.S3_ACCESS_KEY_ID && config.S3_SECRET_ACCESS_KEY
-      ? { credentials: { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY } }
-      : {}),
-    // MinIO, R2, Ceph lag behind the SDK's newer default integrity checksums: send them only when required.
-    ...(config.S3_ENDPOINT ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } as const : {}),
-    // In api mode every download in progress holds a socket to the bucket; the SDK's default is 50.
-    requestHandler: { httpAgent: { keepAlive: true, maxSockets: 256 }, httpsAgent: { keepAlive: true, maxSockets: 256 } },
-  });
-  const blobs = new S3BlobStore({ client: s3, bucket });
-  const urls = config.S3_URL_MODE === 'presigned' ? new PresignedS3Urls({ client: s3, bucket, signedLinks: signedUrls }) : signedUrls;
-  return { blobs, urls, s3 };
-}
-
-/** The worker side's blob store: on S3, result uploads wait out an outage for STORE_OUTAGE_SECONDS (PatientBlobStore). */
-function patientBlobs(config: Config, blobs: BlobStore, stopping: () => boolean, logger: Logger): BlobStore {
-  if (config.BLOB_STORE !== 's3') return blobs;
-  return new PatientBlobStore(blobs, { unavailable: isStorageUnavailable, outageMs: config.STORE_OUTAGE_SECONDS * 1000, stopping, logger });
 }
 
 /** The composition root: the only place where adapters are chosen and constructed. */

@@ -32,7 +32,8 @@ export class RetentionReaper {
 
   start(): void {
     const tick = () => {
-      this.sweep().catch((err) => this.deps.logger.error({ err }, 'retention sweep failed'));
+      // warn, not error: the usual cause is a store that cannot be reached for a while, and the next sweep retries.
+      this.sweep().catch((err) => this.deps.logger.warn({ err }, 'retention sweep failed; the next sweep tries again'));
     };
     this.timer = setInterval(tick, this.intervalMs);
     this.timer.unref();
