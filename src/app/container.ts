@@ -92,6 +92,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const dataLock = config.ROLE === 'all' && !config.DATABASE_URL ? await takeDataDirLock(config.DATA_DIR, logger) : null;
   const { db, sqlite, pgPool, checkpoints } = await openServerDatabase(config, {
     applicationName: `soundry-${config.ROLE}`,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_SECONDS * 1000,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_SECONDS * 1000,
     onIdleError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool opens a new one'),
   }, (message) => logger.warn({ err: message }, 'a SQLite checkpoint failed; the next one retries'));
   // This process's own temp folder; folders of processes that died (kill -9) are removed now.

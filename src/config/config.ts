@@ -167,6 +167,13 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// (or postgresql://) URL')
     .optional(),
+  /**
+   * PostgreSQL: a new connection that is not up within DATABASE_CONNECT_TIMEOUT_SECONDS, or a statement with no answer
+   * within DATABASE_QUERY_TIMEOUT_SECONDS, fails (API: 503; workers wait it out, STORE_OUTAGE_SECONDS) instead of
+   * waiting for ever on a peer that went silent (a failover, a cut that sends no reset). 0: no limit.
+   */
+  DATABASE_CONNECT_TIMEOUT_SECONDS: int(0, 3600).default(10),
+  DATABASE_QUERY_TIMEOUT_SECONDS: int(0, 86400).default(60),
   /** redis://host:6379 (rediss:// for TLS): BullMQ queues and per-key limits shared by every node; unset: SQL queue, in-memory limits. */
   REDIS_URL: z
     .string()

@@ -20,7 +20,10 @@ beforeAll(async () => {
   proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) }, 'postgres');
   const proxied = new URL(database.url);
   proxied.port = new URL(proxy.url).port;
-  app = await startTestApp({ DATABASE_URL: proxied.toString(), SIGNING_SECRET: 'database-outage-test-secret' }, { workers: false });
+  app = await startTestApp(
+    { DATABASE_URL: proxied.toString(), SIGNING_SECRET: 'database-outage-test-secret', DATABASE_QUERY_TIMEOUT_SECONDS: '2', DATABASE_CONNECT_TIMEOUT_SECONDS: '2' },
+    { workers: false },
+  );
 }, 60_000);
 afterAll(async () => {
   await app?.close();
@@ -66,5 +69,23 @@ describe('the API during a database outage', () => {
     const after = await app.post(`${API}/tts/task/create`, tts('After the outage.'), key);
     expect(after.json.code).toBe(100000);
     expect((await app.post(`${API}/tts/task/get`, { global_id: created.json.data.job_id }, key)).json.code).toBe(100000);
+  }, 60_000);
+
+  // Found from outside: a database gone silent (no reset: a failover, a cut on the way) left creates and polls
+  // hanging for ever. The statement timeout (DATABASE_QUERY_TIMEOUT_SECONDS, 2 s here) makes it the same 503.
+  it('a database that stops answering without closing is a 503 after DATABASE_QUERY_TIMEOUT_SECONDS, not a hang', async () => {
+    const { key } = await app.newKey({ credits: 100 });
+    expect((await post(`${API}/tts/task/create`, tts('Before the silence.'), key)).json.code).toBe(100000);
+    proxy.freeze();
+    try {
+      const started = Date.now();
+      const res = await post(`${API}/tts/task/create`, tts('During the silence.'), key);
+      expect(res.status).toBe(503);
+      expect(res.json.message).toBe(DATABASE_UNAVAILABLE);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      proxy.thaw();
+    }
+    expect((await post(`${API}/tts/task/create`, tts('After the silence.'), key)).json.code).toBe(100000);
   }, 60_000);
 });

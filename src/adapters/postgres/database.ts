@@ -13,6 +13,10 @@ export interface PostgresOptions {
    * the next query opens another; without a listener Node would end the process on the error.
    */
   onIdleError?: (err: Error) => void;
+  /** A new connection not up within this many ms fails; unset or 0: no limit. */
+  connectTimeoutMs?: number;
+  /** A statement with no answer within this many ms fails ('Query read timeout'); unset or 0: no limit. */
+  queryTimeoutMs?: number;
 }
 
 /**
@@ -49,6 +53,13 @@ export async function openPostgresHandles(url: string, opts: PostgresOptions = {
     max: opts.poolSize ?? 10,
     application_name: opts.applicationName ?? 'soundry',
     types: int8AsNumber,
+    // Found from outside: with PostgreSQL gone silent (no reset: a failover, a cut on the way), creates and polls hung
+    // for ever and a worker's tasks stayed running for 10 minutes after it was back. Timeouts turn that into errors
+    // the API answers 503 and workers wait out; keep-alive lets the kernel notice a dead peer of an idle connection.
+    ...(opts.connectTimeoutMs ? { connectionTimeoutMillis: opts.connectTimeoutMs } : {}),
+    ...(opts.queryTimeoutMs ? { query_timeout: opts.queryTimeoutMs } : {}),
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
   pool.on('error', opts.onIdleError ?? (() => {}));
   // A connection that drops while checked out (a query running: the pool takes its own listener off then) emits

@@ -23,4 +23,4 @@ const PG_UNAVAILABLE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
 /** SQLite: another connection held the lock past busy_timeout. */
 const SQLITE_BUSY: ReadonlySet<string> = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY']);
 /** node-postgres and its pool say these without a code. */
-const PG_CONNECTION_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection terminated unexpectedly|Client was closed and is not queryable)/;
+const PG_CONNECTION_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection terminated unexpectedly|Client was closed and is not queryable|Query read timeout)/;
