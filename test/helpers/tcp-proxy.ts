@@ -10,6 +10,11 @@ export interface TcpProxy {
   cut(): void;
   /** Accepts connections again. */
   restore(): void;
+  /**
+   * A peer gone silent for the connections open now (a failover to another host, a cut that sends no reset): they are
+   * never read again, not even by thaw(); new connections go through.
+   */
+  blackhole(): void;
   close(): Promise<void>;
 }
 
@@ -18,6 +23,7 @@ export async function startTcpProxy(target: { host: string; port: number }, sche
   const clients = new Set<net.Socket>();
   let frozen = false;
   let down = false;
+  const silenced = new Set<net.Socket>();
   const server = net.createServer((client) => {
     if (down) return void client.destroy();
     const upstream = net.connect(target.port, target.host);
@@ -43,7 +49,7 @@ export async function startTcpProxy(target: { host: string; port: number }, sche
     },
     thaw() {
       frozen = false;
-      for (const c of clients) c.resume();
+      for (const c of clients) if (!silenced.has(c)) c.resume();
     },
     cut() {
       down = true;
@@ -51,6 +57,12 @@ export async function startTcpProxy(target: { host: string; port: number }, sche
     },
     restore() {
       down = false;
+    },
+    blackhole() {
+      for (const c of clients) {
+        c.pause();
+        silenced.add(c);
+      }
     },
     async close() {
       for (const c of clients) c.destroy();

@@ -49,7 +49,8 @@ export class BullMqConsumer implements JobConsumer {
       const p = this.policy[kind];
       const worker = new Worker<JobData>(queueName(kind), (job, token) => this.process(kind, job, token), {
         // Workers block on their connection: BullMQ requires maxRetriesPerRequest null there.
-        connection: { url: this.opts.redisUrl, maxRetriesPerRequest: null },
+        // Keep-alive: the kernel notices a dead peer of a connection blocked waiting for jobs.
+        connection: { url: this.opts.redisUrl, maxRetriesPerRequest: null, keepAlive: 10_000 },
         prefix: this.opts.prefix,
         concurrency: p.concurrency,
         lockDuration: p.leaseMs,

@@ -26,6 +26,9 @@ export interface BullMqJobQueueOptions {
 const BULLMQ_ATTEMPTS_CEILING = 100;
 const RECOVERY_PAGE = 500;
 
+/** A producer command (add, ping, position) with no answer from Redis within this long fails, and the connection is renewed. */
+const COMMAND_TIMEOUT_MS = 3000;
+
 /**
  * Durable queue on Redis (the scale-out profile): one BullMQ queue per kind. The task database
  * stays the record of every task; the queue only holds live work, so finished jobs are removed.
@@ -36,8 +39,12 @@ export class BullMqJobQueue implements JobQueue {
   private readonly queues: ReadonlyMap<TaskKind, Queue<JobData>>;
 
   constructor(private readonly opts: BullMqJobQueueOptions) {
-    // Few retries: a task create should fail fast ("Could not queue the task") while Redis is down.
-    this.redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1 });
+    // Few retries: a task create should fail fast ("Could not queue the task") while Redis is down. A command with
+    // no answer fails after COMMAND_TIMEOUT_MS, and the connection is then opened again (stale()): found from outside,
+    // a Redis that went silent without closing the connection (a failover, a cut on the way) left the API refusing
+    // creates and /healthz failing after Redis was back, until a restart. Keep-alive lets the kernel notice a dead
+    // peer of an idle connection.
+    this.redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS, keepAlive: 10_000 });
     this.redis.on('error', (err) => opts.logger.warn({ err }, 'redis connection error'));
     this.queues = new Map(
       TASK_KINDS.map((kind) => {
@@ -50,8 +57,17 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   async ping(): Promise<void> {
-    const answer = await this.redis.ping();
+    const answer = await this.redis.ping().catch((err: unknown) => this.stale(err));
     if (answer !== 'PONG') throw new Error(`Redis answered ${answer}`);
+  }
+
+  /** A command timed out: the connection may be dead without knowing it. Reconnect, then fail the command as it did. */
+  private stale(err: unknown): never {
+    if (err instanceof Error && err.message === 'Command timed out') {
+      this.opts.logger.warn(`no answer from Redis within ${COMMAND_TIMEOUT_MS} ms: opening the connection again`);
+      this.redis.disconnect(true);
+    }
+    throw err;
   }
 
   private queue(kind: TaskKind): Queue<JobData> {
@@ -61,7 +77,7 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   async enqueue(job: JobPayload): Promise<void> {
-    await this.queue(job.kind).add(job.kind, { taskId: job.taskId, kind: job.kind }, this.jobOptions(job.taskId));
+    await this.queue(job.kind).add(job.kind, { taskId: job.taskId, kind: job.kind }, this.jobOptions(job.taskId)).catch((err: unknown) => this.stale(err));
   }
 
   private jobOptions(taskId: string) {
