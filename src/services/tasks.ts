@@ -101,8 +101,10 @@ export class TaskService {
       // Bounded: with Redis down, each add waited on the client's reconnects (0.2 s, then up to 10 s, found from outside).
       await withTimeout(this.deps.queue.enqueue({ taskId: id, kind }), ENQUEUE_TIMEOUT_MS);
     } catch (err) {
-      // Never leave a task that no worker will ever see (a job added after the timeout finds it finished and skips it).
-      await this.deps.tasks.completeFailure(id, 'Could not queue the task', this.now());
+      // Never leave a task that no worker will ever see, and make the answer true: the task was not created. Removed
+      // (its hold and unfinished count go with it); it was kept as a failed task, which the admin page's usage counted
+      // and a poll of its id showed (found from outside). A job added after the timeout finds no task and is dropped.
+      await this.deps.tasks.delete(id);
       this.deps.onEnqueueFailed?.(err);
       // The queue's trouble, not the request's: 503 with Retry-After, as while draining, instead of an internal error.
       throw new AppError('SERVICE_UNAVAILABLE', 'Service unavailable: the task queue cannot be reached; the task was not created and nothing was charged. Try again shortly', 5);

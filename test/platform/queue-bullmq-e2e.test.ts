@@ -74,5 +74,7 @@ describe('a create while Redis cannot be reached', () => {
       });
     }
     expect((await down.container.accounts.getAccount(accountId))!).toMatchObject({ balance: 10, held: 0 });
+    // "Not created" is true: no task row is left behind (a failed one was, counted by the admin page's usage).
+    expect((await down.container.tasks.list({ limit: 1000 })).filter((t) => t.accountId === accountId)).toEqual([]);
   }, 60_000);
 });

@@ -39,7 +39,7 @@ export class BullMqJobQueue implements JobQueue {
   private readonly queues: ReadonlyMap<TaskKind, Queue<JobData>>;
 
   constructor(private readonly opts: BullMqJobQueueOptions) {
-    // Few retries: a task create should fail fast ("Could not queue the task") while Redis is down. A command with
+    // Few retries: a task create should fail fast (503, the task not created) while Redis is down. A command with
     // no answer fails after COMMAND_TIMEOUT_MS, and the connection is then opened again (stale()): found from outside,
     // a Redis that went silent without closing the connection (a failover, a cut on the way) left the API refusing
     // creates and /healthz failing after Redis was back, until a restart. Keep-alive lets the kernel notice a dead
