@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { ensureDirectory } from './directories.js';
 import { isDatabaseUnavailable } from '../adapters/sql/unavailable.js';
+import { unavailableStore } from './unavailable-stores.js';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config/config.js';
 import { isSeparationEngineChoice } from '../engines/separation/select.js';
@@ -255,7 +256,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         openAiSpeech,
         corsOrigins: config.CORS_ORIGINS,
         admin: config.ADMIN_TOKEN ? new AdminService(accounts, tasks, limits, config.ADMIN_TOKEN) : null,
-        storeUnavailable: isDatabaseUnavailable,
+        storeUnavailable: unavailableStore,
       };
     },
     /** Worker side: engine threads and the job runner (ROLE=all|worker). */

@@ -72,16 +72,22 @@ function notFound(request: FastifyRequest, note: string): EnvelopeBody {
  * The only place envelopes for errors are written. Business refusals and bad input answer HTTP 200
  * (the business result is in `code`); unknown paths 404; our own faults 500 (docs/api.md).
  */
-/** The answer when the task database cannot be reached (HttpDeps.storeUnavailable): a 503 to retry, not our fault. */
-export const DATABASE_UNAVAILABLE = 'Service unavailable: the database cannot be reached. Try again shortly';
-const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** Which store an error says cannot be reached (HttpDeps.storeUnavailable), or null when it says something else. */
+export type UnavailableStore = 'database' | 'file store';
+
+/** The answer when a store cannot be reached: a 503 to retry, not our fault. */
+export function storeUnavailableError(store: UnavailableStore): AppError {
+  return new AppError('SERVICE_UNAVAILABLE', `Service unavailable: the ${store} cannot be reached. Try again shortly`, 5);
+}
+export const DATABASE_UNAVAILABLE = storeUnavailableError('database').message;
 
 /**
- * `unavailable`: whether an error is the database being unreachable (a restart, a failover, a network cut). Such a
- * request is answered 503 / 100503 with Retry-After, as a queue that cannot be reached is, instead of 500 "internal
- * error": it is worth retrying, and it is not a bug to log at error level for every request during the outage.
+ * `unavailable`: which store, if any, an error says cannot be reached (the database or the file store: a restart, a
+ * failover, a network cut, S3 answering 503). Such a request is answered 503 / 100503 with Retry-After, as a queue that
+ * cannot be reached is, instead of 500 "internal error": it is worth retrying, and it is not a bug to log at error
+ * level for every request during the outage.
  */
-export function installErrorHandling(app: FastifyInstance, notFoundNote = '', unavailable: (err: unknown) => boolean = () => false): void {
+export function installErrorHandling(app: FastifyInstance, notFoundNote = '', unavailable: (err: unknown) => UnavailableStore | null = () => null): void {
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
     if (error instanceof AppError) {
       void reply.headers(error.headers);
@@ -118,9 +124,11 @@ export function installErrorHandling(app: FastifyInstance, notFoundNote = '', un
         : `body: ${error.message}`;
       return reply.status(200).send(refusal(new AppError('INVALID_PARAMETERS', `Invalid parameters: ${detail}`)));
     }
-    if (unavailable(error)) {
-      request.log.warn({ err: error }, 'the database cannot be reached: answered 503');
-      return reply.status(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).send(refusal(new AppError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE)));
+    const store = unavailable(error);
+    if (store) {
+      request.log.warn({ err: error }, `the ${store} cannot be reached: answered 503`);
+      const refused = storeUnavailableError(store);
+      return reply.status(503).header('retry-after', String(refused.retryAfterSeconds)).send(refusal(refused));
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(refusal(new AppError('INTERNAL_ERROR')));

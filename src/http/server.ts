@@ -16,7 +16,7 @@ import type { RequestLimits } from '../ports/limits.js';
 import type { UrlSigner } from './signed-url.js';
 import { AppError } from '../domain/errors.js';
 import { Envelope } from './schemas.js';
-import type { EnvelopeBody } from './envelope.js';
+import type { EnvelopeBody, UnavailableStore } from './envelope.js';
 import { envelopeServerOptions, installErrorHandling } from './envelope.js';
 import { registerTaskRoutes } from './routes/tasks.js';
 import { registerVoiceRoutes } from './routes/voices.js';
@@ -62,8 +62,8 @@ export interface HttpDeps {
   openAiSpeech: OpenAiSpeech;
   /** The admin page's API; null when ADMIN_TOKEN is unset (then it does not exist). */
   admin: AdminService | null;
-  /** Whether an error is the task database being unreachable (the adapters' isDatabaseUnavailable): answered 503. */
-  storeUnavailable?: (err: unknown) => boolean;
+  /** Which store an error says cannot be reached (the adapters' predicates, combined by the container): answered 503. */
+  storeUnavailable?: (err: unknown) => UnavailableStore | null;
 }
 
 /**
@@ -353,6 +353,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
     urls: deps.urls,
     maxBytes: deps.uploadMaxBytes,
     ttlSeconds: deps.uploadTtlSeconds,
+    storeUnavailable: deps.storeUnavailable,
   });
   registerSystemRoutes(app, { metrics: deps.metrics, health: deps.health, draining: () => drain.draining });
   registerFileRoutes(app, { blobs: deps.blobs, signer: deps.signer });

@@ -6,7 +6,7 @@ import type { RequestLimits } from '../../ports/limits.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import type { AuthService, Operation } from '../../services/auth.js';
 import { OpenAiSpeechBody } from '../../kinds/tts/contract.js';
-import { bodyTooLarge, DATABASE_UNAVAILABLE, lingerAfterAnswer, withoutImplicitIntBounds } from '../envelope.js';
+import { bodyTooLarge, lingerAfterAnswer, storeUnavailableError, withoutImplicitIntBounds, type UnavailableStore } from '../envelope.js';
 import { OPENAI_SPEECH_MODELS, OPENAI_VOICES, openAiVoice, SpeechRefusal, type OpenAiSpeech } from '../../kinds/tts/openai.js';
 
 const CONTENT_TYPES: Record<OpenAiSpeechBody['response_format'], string> = {
@@ -64,7 +64,7 @@ export interface OpenAiRouteDeps {
   voices: VoiceLibrary;
   speech: OpenAiSpeech;
   /** The database unreachable: answered 503 (as the envelope routes do), not 500. */
-  storeUnavailable?: (err: unknown) => boolean;
+  storeUnavailable?: (err: unknown) => UnavailableStore | null;
 }
 
 function unknownRoute(request: FastifyRequest): AppError {
@@ -94,8 +94,9 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
         else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
           appError = new SpeechRefusal('body', `Invalid request body: ${error instanceof SyntaxError ? 'not valid JSON' : error.message}`);
         } else if (deps.storeUnavailable?.(error)) {
-          request.log.warn({ err: error }, 'the database cannot be reached: answered 503');
-          appError = new AppError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE, 5);
+          const store = deps.storeUnavailable(error)!;
+          request.log.warn({ err: error }, `the ${store} cannot be reached: answered 503`);
+          appError = storeUnavailableError(store);
         } else {
           request.log.error({ err: error }, 'unhandled error on an OpenAI route');
           appError = new AppError('INTERNAL_ERROR');

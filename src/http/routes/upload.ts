@@ -6,7 +6,7 @@ import { BlobTooLargeError, type BlobStore, type BlobUrls } from '../../ports/bl
 import type { RequestLimits } from '../../ports/limits.js';
 import type { AuthService } from '../../services/auth.js';
 import { callerOf, requireApiKey } from '../auth-hooks.js';
-import { lingerAfterAnswer, success } from '../envelope.js';
+import { lingerAfterAnswer, storeUnavailableError, success, type UnavailableStore } from '../envelope.js';
 
 /**
  * Keeps a readable, safe file name: letters, digits, dot, dash, underscore, and always its extension, which is what
@@ -103,7 +103,16 @@ export const UPLOAD_PATH = '/audio/api/v1/api-keys/files/upload';
 
 export function registerUploadRoutes(
   app: FastifyInstance,
-  deps: { auth: AuthService; limits: RequestLimits; blobs: BlobStore; urls: BlobUrls; maxBytes: number; ttlSeconds: number },
+  deps: {
+    auth: AuthService;
+    limits: RequestLimits;
+    blobs: BlobStore;
+    urls: BlobUrls;
+    maxBytes: number;
+    ttlSeconds: number;
+    /** Which store an error says cannot be reached (HttpDeps.storeUnavailable). */
+    storeUnavailable?: (err: unknown) => UnavailableStore | null;
+  },
 ): void {
   app.post(UPLOAD_PATH, {
     schema: { operationId: 'uploadFile', tags: ['Files'], summary: 'Upload a file (multipart field "file"); answers data.url for use as inputurl', consumes: ['multipart/form-data'] },
@@ -144,6 +153,10 @@ export function registerUploadRoutes(
       } catch (err) {
         // Over the limit first: a file cut at the limit whose body then broke off was still too large.
         if (err instanceof BlobTooLargeError || part.file.truncated) throw new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: the file exceeds the upload limit');
+        // The store gone (S3 cut or answering 503): it also breaks the body off, which read as the client's fault
+        // (100002 "the request ended...", found from outside); the client should try again, not fix its request.
+        const store = deps.storeUnavailable?.(err);
+        if (store) throw storeUnavailableError(store);
         // The parser fails the file stream when the body breaks off (truncated, connection gone); the store
         // failing destroys it too, with the store's error, which stays ours (500).
         const bodyFault = [err, part.file.errored].find(isMultipartBodyError);
