@@ -80,6 +80,23 @@ export function isStorageUnavailable(err: unknown): boolean {
   return err instanceof Error && (err.name === 'TimeoutError' || err.name === 'RequestTimeout');
 }
 
+/** Why the bucket cannot be used, in words; `lasting`: a configuration problem (no such bucket, no access), not an outage. */
+export class BucketProblem extends Error {
+  readonly lasting: boolean;
+
+  constructor(bucket: string, cause: unknown) {
+    const status = cause instanceof S3ServiceException ? cause.$metadata.httpStatusCode : undefined;
+    const why =
+      status === 404 ? `the bucket ${bucket} does not exist (S3_BUCKET)`
+      : status === 403 ? `access to the bucket ${bucket} is denied (S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, or the bucket's policy)`
+      : status === 301 ? `the bucket ${bucket} is in another region than S3_REGION`
+      : status !== undefined ? `the object store answered HTTP ${status} for the bucket ${bucket}`
+      : `the object store cannot be reached (${cause instanceof Error ? ((cause as { code?: string }).code ?? cause.message) : String(cause)})`;
+    super(why, { cause });
+    this.lasting = status === 404 || status === 403 || status === 301;
+  }
+}
+
 export class S3BlobStore implements BlobStore {
   private readonly client: S3Client;
   private readonly bucket: string;
@@ -97,8 +114,17 @@ export class S3BlobStore implements BlobStore {
     this.deleteBatchSize = opts.deleteBatchSize ?? 1000;
   }
 
+  /**
+   * Throws a BucketProblem naming what is wrong: HeadBucket answers have no body, so the SDK's own error said only
+   * "UnknownError" or "NotFound" (found from outside: a bucket that did not exist showed as `blobs: unavailable:
+   * UnknownError` in /healthz).
+   */
   async ping(): Promise<void> {
-    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      throw new BucketProblem(this.bucket, err);
+    }
   }
 
   async putFile(key: string, localPath: string, _contentType: string): Promise<BlobInfo> {

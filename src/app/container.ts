@@ -15,7 +15,7 @@ import { MemoryLimits } from '../adapters/memory-limits.js';
 import { CachedAccountStore } from '../adapters/cached-account-store.js';
 import { RedisLimits } from '../adapters/redis/limits.js';
 import { SignedBlobUrls } from '../http/signed-blob-urls.js';
-import { buildBlobs, patientBlobs } from './blob-stores.js';
+import { buildBlobs, checkBucketAtStart, patientBlobs } from './blob-stores.js';
 import { createUrlSigner } from '../http/signed-url.js';
 import { resolveMediaTools } from '../media/ffmpeg.js';
 import { AuthService } from '../services/auth.js';
@@ -82,6 +82,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   }
   await ensureDirectory(config.DATA_DIR, 'DATA_DIR');
   await ensureDirectory(config.TMP_DIR, 'DATA_DIR');
+  await checkBucketAtStart(config, logger);
   // A bad MODELS_CATALOG_FILE stops start-up with its reason rather than silently trusting nothing (or everything).
   const catalog = [...loadCatalog(config.MODELS_CATALOG_FILE)];
   const onnx = chooseExecutionProviders(config.ONNX_EXECUTION_PROVIDER);
