@@ -170,9 +170,10 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const health: HealthProbe = {
     role: config.ROLE,
     checks: [
-      { name: 'database', check: async () => (await tasks.ping(), 'ok') },
-      { name: 'queue', check: async () => (await queue.ping(), config.REDIS_URL ? 'redis' : 'sql') },
-      { name: 'blobs', check: async () => (await blobs.ping(), config.BLOB_STORE) },
+      // Shared by every node in the scale-out profile (/readyz stays 200 "degraded" when one fails: system.ts).
+      { name: 'database', check: async () => (await tasks.ping(), 'ok'), shared: !!config.DATABASE_URL },
+      { name: 'queue', check: async () => (await queue.ping(), config.REDIS_URL ? 'redis' : 'sql'), shared: !!(config.REDIS_URL || config.DATABASE_URL) },
+      { name: 'blobs', check: async () => (await blobs.ping(), config.BLOB_STORE), shared: config.BLOB_STORE === 's3' },
       // DATA_DIR's disk, where every process writes its temp files (and, embedded, the database and result files).
       { name: 'disk', check: () => checkDisk(temp.dir) },
       ...(config.ROLE === 'api'

@@ -32,6 +32,23 @@ describe('health and readiness', () => {
     }
   });
 
+  // Found from outside: a Redis or S3 outage made every API node unready at once, leaving the load balancer none for
+  // the requests that did not need the store. A store every node shares does not take this one out of rotation.
+  it('a shared store down: /healthz 503, /readyz 200 "degraded" naming it (the node answers 503 itself where it is needed)', async () => {
+    const { checks } = app.container.health;
+    const i = checks.findIndex((c) => c.name === 'queue');
+    const saved = checks[i]!;
+    (checks as Array<typeof saved>)[i] = { name: 'queue', shared: true, check: async () => { throw new Error('Redis failing over'); } };
+    try {
+      expect((await fetch(`${app.baseUrl}/healthz`)).status).toBe(503);
+      const ready = await fetch(`${app.baseUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: 'degraded', queue: 'unavailable: Redis failing over', database: 'ok' });
+    } finally {
+      (checks as Array<typeof saved>)[i] = saved;
+    }
+  });
+
   it('/readyz answers 200 while the node takes requests', async () => {
     const res = await fetch(`${app.baseUrl}/readyz`);
     expect(res.status).toBe(200);
