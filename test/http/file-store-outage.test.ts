@@ -1,8 +1,7 @@
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
+import { startSheddingHop, type SheddingHop } from '../helpers/s3-hop.js';
 
 /**
  * The API while its object store sheds load (S3 answering 503 SlowDown; real s3rver behind an HTTP hop that answers
@@ -12,31 +11,17 @@ import { startS3, type TestS3 } from '../helpers/s3.js';
  */
 const FILE_STORE_UNAVAILABLE = 'Service unavailable: the file store cannot be reached. Try again shortly';
 let s3: TestS3;
-let hop: Server;
-let failing = false;
+let hop: SheddingHop;
 let app: TestApp;
 
 beforeAll(async () => {
   s3 = await startS3();
-  const target = new URL(s3.endpoint);
-  hop = createServer((req, res) => {
-    if (failing) {
-      req.resume();
-      res.writeHead(503, { 'content-type': 'application/xml' }).end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>');
-      return;
-    }
-    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
-  app = await startTestApp({ ...s3.env, S3_ENDPOINT: `http://127.0.0.1:${(hop.address() as AddressInfo).port}` }, { workers: false });
+  hop = await startSheddingHop(s3.endpoint);
+  app = await startTestApp({ ...s3.env, S3_ENDPOINT: hop.endpoint }, { workers: false });
 }, 60_000);
 afterAll(async () => {
   await app?.close();
-  await new Promise((resolve) => hop?.close(resolve));
+  await hop?.close();
   await s3?.close();
 });
 
@@ -52,7 +37,7 @@ describe('the API while the object store answers 503', () => {
     const { key } = await app.newKey({ credits: 10 });
     const first = await upload(key);
     expect(first.json.code).toBe(100000);
-    failing = true;
+    hop.shedding = true;
     try {
       const refused = await upload(key);
       expect(refused).toEqual({ status: 503, retryAfter: '5', json: { code: 100503, data: {}, message: FILE_STORE_UNAVAILABLE } });
@@ -60,7 +45,7 @@ describe('the API while the object store answers 503', () => {
       expect(download.status).toBe(503);
       expect(await download.json()).toEqual({ code: 100503, data: {}, message: FILE_STORE_UNAVAILABLE });
     } finally {
-      failing = false;
+      hop.shedding = false;
     }
     const again = await fetch(first.json.data.url);
     expect(again.status).toBe(200);

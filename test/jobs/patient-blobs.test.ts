@@ -1,5 +1,3 @@
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStorageUnavailable, S3BlobStore } from '../../src/adapters/s3-blob-store.js';
 import { PatientBlobStore } from '../../src/jobs/patient-blobs.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
+import { startSheddingHop, type SheddingHop } from '../helpers/s3-hop.js';
 
 /**
  * Found from outside: 30 s of 503 SlowDown from the object store failed every running separation and enhancement,
@@ -18,38 +17,31 @@ import { startS3, type TestS3 } from '../helpers/s3.js';
  */
 const OUTAGE_MS = 3000;
 let s3: TestS3;
-let hop: Server;
-let failingUntil = 0;
+let hop: SheddingHop;
 let dir: string;
 
 beforeAll(async () => {
   s3 = await startS3();
-  const target = new URL(s3.endpoint);
-  hop = createServer((req, res) => {
-    if (Date.now() < failingUntil) {
-      req.resume();
-      res.writeHead(503, { 'content-type': 'application/xml' }).end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>');
-      return;
-    }
-    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
+  hop = await startSheddingHop(s3.endpoint);
   dir = await mkdtemp(join(tmpdir(), 'soundry-patient-'));
 });
 afterAll(async () => {
-  await new Promise((resolve) => hop?.close(resolve));
+  await hop?.close();
   await s3?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The hop answers 503 SlowDown for `ms`; returns when it stops. */
+function shedFor(ms: number): number {
+  hop.shedding = true;
+  setTimeout(() => (hop.shedding = false), ms);
+  return Date.now() + ms;
+}
+
 function storeThroughHop(outageMs: number): PatientBlobStore {
   const client = new S3Client({
     region: 'us-east-1',
-    endpoint: `http://127.0.0.1:${(hop.address() as AddressInfo).port}`,
+    endpoint: hop.endpoint,
     forcePathStyle: true,
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
     requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -62,9 +54,9 @@ describe('a result upload during an object store outage', () => {
   it('waits it out and stores the file once the store answers again', async () => {
     const file = join(dir, 'result.mp3');
     await writeFile(file, Buffer.alloc(64 * 1024, 7));
-    failingUntil = Date.now() + OUTAGE_MS;
+    const until = shedFor(OUTAGE_MS);
     const info = await storeThroughHop(30_000).putFile('tasks/t1/result.mp3', file, 'audio/mpeg');
-    expect(Date.now()).toBeGreaterThanOrEqual(failingUntil);
+    expect(Date.now()).toBeGreaterThanOrEqual(until);
     expect(info.size).toBe(64 * 1024);
     const direct = new S3BlobStore({ client: s3.client(), bucket: s3.bucket });
     expect(await direct.stat('tasks/t1/result.mp3')).toMatchObject({ size: 64 * 1024 });
@@ -73,10 +65,10 @@ describe('a result upload during an object store outage', () => {
   it('without the wait (STORE_OUTAGE_SECONDS=0) the upload fails as the SDK gives up, and a client error is never retried', async () => {
     const file = join(dir, 'other.mp3');
     await writeFile(file, Buffer.alloc(1024, 1));
-    failingUntil = Date.now() + OUTAGE_MS;
+    shedFor(OUTAGE_MS);
     const failure = await storeThroughHop(0).putFile('tasks/t2/other.mp3', file, 'audio/mpeg').catch((err: unknown) => err);
     expect(isStorageUnavailable(failure)).toBe(true);
-    failingUntil = 0;
+    hop.shedding = false;
     // A missing local file is the caller's fault: thrown at once, not waited on.
     const started = Date.now();
     await expect(storeThroughHop(30_000).putFile('tasks/t3/x.mp3', join(dir, 'missing.mp3'), 'audio/mpeg')).rejects.toThrow();
