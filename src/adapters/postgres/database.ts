@@ -66,7 +66,10 @@ export async function openPostgresHandles(url: string, opts: PostgresOptions = {
   // 'error' as well as failing the query. With no listener that 'error' ended the process: found by cutting the
   // network under a worker recording a result (test/jobs/runner-outage.test.ts). The query's caller gets the
   // error through its promise, and the pool discards the broken client when it is released.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    if (opts.queryTimeoutMs) dropWhenSilent(client);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrateToLatest(db);
@@ -75,4 +78,20 @@ export async function openPostgresHandles(url: string, opts: PostgresOptions = {
     throw err;
   }
   return { db, pool };
+}
+
+/**
+ * A statement that got no answer within query_timeout fails, but node-postgres keeps waiting on its connection, which
+ * the pool then lends again: every later statement on it timed out too, until the peer answered or the kernel gave
+ * up (minutes). The connection is cut instead (as node-postgres itself does for a pipelined query), so the pool
+ * drops it and opens a new one. The query's caller still gets 'Query read timeout'.
+ */
+function dropWhenSilent(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const cut = () => (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const result = query(...args);
+    if (result instanceof Promise) result.catch((err: unknown) => err instanceof Error && err.message === 'Query read timeout' && cut());
+    return result;
+  };
 }
