@@ -1,4 +1,3 @@
-import { isNetworkError } from './network-errors.js';
 import { createReadStream } from 'node:fs';
 import { stat as statFile, unlink } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -9,6 +8,7 @@ import type { BlobInfo, BlobStore } from '../ports/blob-store.js';
 import { assertBlobKey, checkedPrefix, contentTypeForKey, isValidBlobKey } from '../ports/blob-keys.js';
 import { blobNotFound, ByteCounter, ByteSlice, checkRange } from './blob-streams.js';
 import { BatchDeleter, listObjects, type ListedObject } from './s3-listing.js';
+import { isNetworkError } from './network-errors.js';
 
 /**
  * Blob store on any S3-compatible service (AWS S3, MinIO, Cloudflare R2, Ceph RGW). Keys are object

@@ -107,3 +107,12 @@ export function isDiskFull(err: unknown): boolean {
  * printed as it is, without a stack trace.
  */
 export class StartupRefusal extends Error {}
+
+/**
+ * What a log line says of a failure: its name, code and message, not the whole object (a driver's error can carry
+ * its client, kilobytes per line when it repeats through an outage).
+ */
+export function errorSummary(err: unknown): { type?: string; code?: unknown; message: string } {
+  if (!(err instanceof Error)) return { message: String(err) };
+  return { type: err.name, code: (err as { code?: unknown }).code, message: err.message };
+}

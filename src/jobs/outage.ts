@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { errorSummary } from '../domain/errors.js';
 
 /**
  * Runs `op` until it passes, trying again while its failure is a store being unreachable (a database restarting,
@@ -20,12 +21,6 @@ export async function throughOutage<T>(
       await pause(waitMs, opts.signal);
     }
   }
-}
-
-/** What a retry line says of the failure: its name, code and message, not the client object some drivers attach. */
-function errorSummary(err: unknown): { type?: string; code?: unknown; message: string } {
-  if (!(err instanceof Error)) return { message: String(err) };
-  return { type: err.name, code: (err as { code?: unknown }).code, message: err.message };
 }
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {

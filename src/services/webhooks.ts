@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
+import { errorSummary } from '../domain/errors.js';
 import type { DueWebhook, WebhookSender, WebhookStore } from '../ports/webhooks.js';
 
 /** The header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (Stripe's scheme). */
@@ -82,7 +83,7 @@ export class WebhookDispatcher {
         .catch((err: unknown) => {
           // Once per failing streak: during a database outage this ran every pollMs (found from outside: 473 lines
           // of 2 KB in 2 minutes, each with the driver's whole client object).
-          if (!this.failing) this.deps.logger.warn({ err: err instanceof Error ? { type: err.name, message: err.message, code: (err as { code?: unknown }).code } : String(err) }, 'webhook dispatch failed; trying again quietly until it works');
+          if (!this.failing) this.deps.logger.warn({ err: errorSummary(err) }, 'webhook dispatch failed; trying again quietly until it works');
           this.failing = true;
         })
         .finally(() => {

@@ -83,6 +83,7 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
         const tooLarge = bodyTooLarge(error);
         if (tooLarge) lingerAfterAnswer(request.raw);
         let appError: AppError;
+        const store = deps.storeUnavailable?.(error) ?? null;
         // A route nobody serves is the 404 whatever its body (its handler parses one first, like any route).
         if (request.is404 && !(error instanceof AppError)) appError = unknownRoute(request);
         else if (error instanceof AppError) appError = error;
@@ -93,8 +94,7 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
         } else if (tooLarge) appError = new AppError('PAYLOAD_TOO_LARGE');
         else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
           appError = new SpeechRefusal('body', `Invalid request body: ${error instanceof SyntaxError ? 'not valid JSON' : error.message}`);
-        } else if (deps.storeUnavailable?.(error)) {
-          const store = deps.storeUnavailable(error)!;
+        } else if (store) {
           request.log.warn({ err: error }, `the ${store} cannot be reached: answered 503`);
           appError = storeUnavailableError(store);
         } else {
