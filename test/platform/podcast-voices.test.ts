@@ -39,4 +39,20 @@ describe('podcast voice resources', () => {
     expect(Buffer.from(await (await fetch(v.audio)).arrayBuffer())).toEqual(bytes);
     expect((await fetch(`${app.baseUrl}/assets/voices/999999.mp3`)).status).toBe(404);
   }, 60_000);
+
+  it('refuses filters no voice can match on both lists, naming the field, instead of an empty page', async () => {
+    const { key } = await app.newKey();
+    for (const list of ['tts/voices', 'podcast/voices']) {
+      const lang = await app.get(`${API}/${list}?language=english`, key);
+      expect(lang.json.code, list).toBe(100002);
+      expect(lang.json.message).toMatch(/^Invalid parameters: language: .*"all"\|"zh"\|"en"/);
+      const gender = await app.get(`${API}/${list}?gender=0`, key);
+      expect(gender.json).toMatchObject({ code: 100002, message: 'Invalid parameters: gender: 1 (male) or 2 (female)' });
+      // The values the lists do hold still filter as before; a page past the end keeps the real total.
+      const de = (await app.get(`${API}/${list}?language=de&gender=2`, key)).json.data;
+      expect(de.total).toBeGreaterThan(0);
+      expect(de.records.every((v: any) => v.language === 'de' && v.gender === 2)).toBe(true);
+      expect((await app.get(`${API}/${list}?language=all&page=99`, key)).json.data).toMatchObject({ records: [], page: 99 });
+    }
+  });
 });
