@@ -22,9 +22,12 @@ export function perMinuteCredits(seconds: number, creditsPerMinute: number): num
   return billableMinutes(seconds) * creditsPerMinute;
 }
 
+/** The least a podcast episode costs, whatever its length: what its create holds (docs/api.md "Billing"). */
+export const PODCAST_MIN_CREDITS = 10;
+
 /** Podcast audio: max(10, floor(minutes) x 10): [0,2) min -> 10, [2,3) -> 20. */
 export function podcastCredits(seconds: number): number {
-  return Math.max(10, Math.floor(seconds / 60) * 10);
+  return Math.max(PODCAST_MIN_CREDITS, Math.floor(seconds / 60) * 10);
 }
 
 /** What is actually taken: the balance never goes below zero (the spec's podcast rule, applied to every kind). */

@@ -7,6 +7,12 @@ export interface PreparedTask {
   params: { v: number };
   /** The price when it is known at create time (TTS); null when it depends on the input's duration. */
   knownPrice: number | null;
+  /**
+   * Where the price is not known but has a floor whose shortfall the spec lets the balance pay in part (podcast
+   * audio: at least 10, "the balance is set to zero" when lower): held from the create as far as what is
+   * available goes (NewTask.holdUpTo).
+   */
+  holdUpTo?: number;
 }
 
 export interface PresentTools {

@@ -16,6 +16,11 @@ export interface NewTask {
    * "Billing"). createWithinLimit refuses the task when its account cannot cover it beside the other holds.
    */
   hold?: number;
+  /**
+   * Without `hold`: credits held while unfinished up to this many, as far as the account's available credits go
+   * (balance less the other holds; podcast audio's minimum price). Something must be available, as for any create.
+   */
+  holdUpTo?: number;
 }
 
 /** An account's balance and the sum of what its unfinished tasks hold (accounts.held). */

@@ -80,6 +80,7 @@ export class TaskService {
         ...(callbackUrl !== undefined ? { callbackUrl } : {}),
         // Held until the task finishes, so tasks created together cannot promise more than the balance.
         ...(prepared.knownPrice !== null ? { hold: prepared.knownPrice } : {}),
+        ...(prepared.holdUpTo !== undefined ? { holdUpTo: prepared.holdUpTo } : {}),
       },
       caller.concurrency,
     );

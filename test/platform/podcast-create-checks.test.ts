@@ -112,4 +112,23 @@ describe('podcast creates refuse what the task would get wrong', () => {
     // A highlight starting on a removed line starts at the next spoken one, as for an emptied line.
     expect(done.data.hightlights[0].start_time).toBeGreaterThan(0);
   }, 300_000);
+
+  it('an episode holds its minimum price from its create: episodes created together on a small balance are not spoken for free', async () => {
+    const { key } = await app.newKey({ credits: 15 });
+    const s = await script(key);
+    const [a, b] = [s.podcast_script.find((l: any) => l.role === 'A'), s.podcast_script.find((l: any) => l.role === 'B')];
+    const body = { podcast_script: [{ ...a, text: 'Welcome to a short show.' }, { ...b, text: 'Thanks for listening.' }], global_id: s.global_id };
+    // 15 credits: the first episode holds 10, the next the 5 left (the spec lets a lower balance pay in part), the third is refused.
+    const made = await Promise.all([0, 1, 2].map(() => app.post(AUDIO, body, key)));
+    expect(made.map((m) => m.json.code).sort()).toEqual([100000, 100000, 100100]);
+    const funds = (await app.get(`${API}/account/balance`, key)).json.data;
+    expect(funds).toMatchObject({ balance: 15, available: 0 });
+    expect([10, 15]).toContain(funds.held); // 15 while both wait; 10 if one already finished and was charged
+    for (const m of made.filter((x) => x.json.code === 100000)) {
+      const done = await app.waitTask(`${API}/podcast/audio/get`, 'global_id', m.json.data.global_id, key, 180_000);
+      expect(done.data.status, JSON.stringify(done.data).slice(0, 400)).toBe('success');
+    }
+    // Both episodes charged, together the whole balance (10, then the 5 left); before holds the third was made too, for nothing.
+    expect((await app.get(`${API}/account/balance`, key)).json.data).toMatchObject({ balance: 0, held: 0, available: 0 });
+  }, 300_000);
 });

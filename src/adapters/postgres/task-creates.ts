@@ -5,7 +5,7 @@ import { slot, slots } from '../sql/compiled-once.js';
 import { scopeKey, scopeLockQuery } from '../sql/dialect.js';
 import { createScope, insertTaskQuery, insertWebhookQuery, newRow, toRecord, unfinishedCountQuery, webhookRow } from '../sql/task-store.js';
 import { insertJobQuery, jobRow } from '../sql/queue-rows.js';
-import { affordable, fundsQuery, toFunds } from '../sql/holds.js';
+import { fundsQuery, holdOnCreate, toFunds } from '../sql/holds.js';
 import type { CreateWithinLimitResult, NewTask } from '../../ports/task-store.js';
 import { Named } from './named.js';
 
@@ -75,10 +75,11 @@ export class PostgresTaskCreates {
     await this.lock.run(client, { key: scopeKey(createScope(task.apiKeyId)) });
     // Credits before concurrency; the account row stays locked to commit, so creates through its other keys wait.
     const funds = await this.funds.first<{ balance: number | string; held: number | string }>(client, { accountId: task.accountId });
-    if (!affordable(toFunds(funds), task.hold ?? 0)) return { created: false, reason: 'insufficient_credits' };
+    const hold = holdOnCreate(toFunds(funds), task);
+    if (hold === null) return { created: false, reason: 'insufficient_credits' };
     const counted = await this.count.first<{ n: number | string }>(client, { apiKeyId: task.apiKeyId });
     if (Number(counted?.n ?? 0) >= limit) return { created: false, reason: 'unfinished_limit' };
-    const row = newRow(task);
+    const row = newRow({ ...task, hold });
     await this.insertTask.run(client, row);
     if (task.callbackUrl) await this.insertWebhook.run(client, webhookRow(task.id, task.callbackUrl, task.createdAt));
     if (this.insertJob && this.jobClock) await this.insertJob.run(client, jobRow({ taskId: task.id, kind: task.kind }, this.jobClock()));

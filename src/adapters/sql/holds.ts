@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { SqlDialect } from './dialect.js';
-import type { Funds, ReserveResult } from '../../ports/task-store.js';
+import type { Funds, NewTask, ReserveResult } from '../../ports/task-store.js';
 
 /** What "unfinished" means to holds: the same states as the limit of unfinished tasks (migrations.ts). */
 const UNFINISHED = sql.raw(`('queued', 'running')`);
@@ -88,6 +88,16 @@ export function toFunds(row: { balance: number | string; held: number | string }
 export function affordable(funds: Funds, hold: number): boolean {
   const available = funds.balance - funds.held;
   return available > 0 && available >= hold;
+}
+
+/**
+ * The hold a new task takes on these funds (its `hold`, or its `holdUpTo` as far as what is available goes), or
+ * null when it may not be created (see affordable). Every adapter's create asks this, inside its transaction.
+ */
+export function holdOnCreate(funds: Funds, task: Pick<NewTask, 'hold' | 'holdUpTo'>): number | null {
+  if (task.hold !== undefined) return affordable(funds, task.hold) ? task.hold : null;
+  if (!affordable(funds, 0)) return null;
+  return Math.min(task.holdUpTo ?? 0, funds.balance - funds.held);
 }
 
 /**

@@ -2,7 +2,7 @@ import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './schema.js';
 import { dialectOf, lockScope, writeTransaction } from './dialect.js';
 import { WriteBatcher, unitsInTransaction } from './write-batch.js';
-import { affordable, fundsQuery, reserveHold, toFunds } from './holds.js';
+import { fundsQuery, holdOnCreate, reserveHold, toFunds } from './holds.js';
 import type { CreateWithinLimitResult, KeyUsage, NewTask, ReserveResult, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
 import type { QueriedTask, TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
 import { amountToCharge } from '../../domain/pricing.js';
@@ -215,11 +215,10 @@ export class SqlTaskStore implements TaskStore {
     // Creates for one key wait for each other here, so each count sees every earlier insert.
     await lockScope(trx, createScope(task.apiKeyId));
     // Credits before concurrency, as TaskService's pre-checks (the spec's order of refusals).
-    if (!affordable(toFunds(await fundsQuery(trx, task.accountId, this.rowLocks).executeTakeFirst()), task.hold ?? 0)) {
-      return { created: false, reason: 'insufficient_credits' };
-    }
+    const hold = holdOnCreate(toFunds(await fundsQuery(trx, task.accountId, this.rowLocks).executeTakeFirst()), task);
+    if (hold === null) return { created: false, reason: 'insufficient_credits' };
     if ((await countUnfinished(trx, task.apiKeyId, limit)) >= limit) return { created: false, reason: 'unfinished_limit' };
-    return { created: true, task: toRecord(await this.insertWithJob(trx, task), task.params) };
+    return { created: true, task: toRecord(await this.insertWithJob(trx, { ...task, hold }), task.params) };
   }
 
   async reserve(id: string, price: number): Promise<ReserveResult> {

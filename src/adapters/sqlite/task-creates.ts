@@ -2,7 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable, Kysely } from 'kysely';
 import type { Database } from '../sql/schema.js';
 import { insertTaskQuery, insertWebhookQuery, newRow, toRecord, unfinishedCountQuery, webhookRow } from '../sql/task-store.js';
-import { affordable, fundsQuery, toFunds } from '../sql/holds.js';
+import { fundsQuery, holdOnCreate, toFunds } from '../sql/holds.js';
 import { insertJobQuery, jobRow } from '../sql/queue-rows.js';
 import { compileOnce, slot, slots, type CompiledOnce } from '../sql/compiled-once.js';
 import type { CreateWithinLimitResult, NewTask } from '../../ports/task-store.js';
@@ -70,10 +70,11 @@ export class SqliteTaskCreates {
   private createOne(task: NewTask, limit: number): CreateWithinLimitResult {
     // Credits before concurrency, as TaskService's pre-checks; an earlier create of this batch already holds its share.
     const funds = this.funds.get<{ balance: number; held: number }>({ accountId: task.accountId });
-    if (!affordable(toFunds(funds), task.hold ?? 0)) return { created: false, reason: 'insufficient_credits' };
+    const hold = holdOnCreate(toFunds(funds), task);
+    if (hold === null) return { created: false, reason: 'insufficient_credits' };
     const counted = this.count.get<{ n: number }>({ apiKeyId: task.apiKeyId });
     if (Number(counted?.n ?? 0) >= limit) return { created: false, reason: 'unfinished_limit' };
-    const row = newRow(task);
+    const row = newRow({ ...task, hold });
     this.insertTask.run(row);
     if (task.callbackUrl) this.insertWebhook.run(webhookRow(task.id, task.callbackUrl, task.createdAt));
     if (this.insertJob && this.jobClock) this.insertJob.run(jobRow({ taskId: task.id, kind: task.kind }, this.jobClock()));

@@ -1,6 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import { DEFAULT_PODCAST_SCRIPT_MAX_CHARS, scriptCharacters, tooLong } from '../../domain/podcast-limits.js';
 import type { QueriedTask } from '../../domain/task.js';
+import { PODCAST_MIN_CREDITS } from '../../domain/pricing.js';
 import { isPodcastLanguage } from '../../domain/vocabulary.js';
 import type { TaskStore } from '../../ports/task-store.js';
 import type { VoiceLibrary, VoiceRecord } from '../../ports/voices.js';
@@ -72,7 +73,9 @@ export class PodcastAudioKindApi implements KindApi<PodcastAudioCreateBody> {
       sourceData: original.source_data ?? '',
       trainData: original.train_data ?? '',
     };
-    return { params, knownPrice: null };
+    // Its length, and so its price, is known once it is spoken; the least it costs is held meanwhile, so that many
+    // episodes created together on a small balance cannot all be spoken for the one charge the balance allows.
+    return { params, knownPrice: null, holdUpTo: PODCAST_MIN_CREDITS };
   }
 
   async present(task: QueriedTask, tools: PresentTools): Promise<Record<string, unknown>> {

@@ -46,6 +46,26 @@ export function holdsContract(use: () => StoreFixture): void {
     expect((await tasks.createWithinLimit(task(owner, { hold: 6 }), 100)).created).toBe(true);
   });
 
+  it('holds a podcast episode\'s minimum price as far as the balance goes (holdUpTo), one create after the other', async () => {
+    const fx = use();
+    const owner = await fx.seed({ credits: 25 });
+    // Six episodes at once on 25 credits: 10, 10, then the 5 left (the spec lets a lower balance pay in part); the rest refused.
+    const made = await Promise.all(
+      Array.from({ length: 6 }, () => fx.tasks.createWithinLimit(fx.task(owner, { kind: 'podcast_audio', holdUpTo: 10 }), 100)),
+    );
+    expect(made.filter((m) => m.created)).toHaveLength(3);
+    expect(made.filter((m) => !m.created).every((m) => !m.created && m.reason === 'insufficient_credits')).toBe(true);
+    expect(await fundsOf(fx, owner.accountId)).toEqual({ balance: 25, held: 25 });
+    const holds = await fx.db.selectFrom('tasks').select('hold').where('account_id', '=', owner.accountId).execute();
+    expect(holds.map((h) => Number(h.hold)).sort((a, b) => a - b)).toEqual([5, 10, 10]);
+    // An episode's success charges its price (capped by the balance) and releases what it held.
+    const first = made.find((m) => m.created);
+    if (!first?.created) throw new Error('unreachable');
+    const itsHold = Number((await fx.db.selectFrom('tasks').select('hold').where('id', '=', first.task.id).executeTakeFirstOrThrow()).hold);
+    expect(await fx.tasks.completeSuccess(first.task.id, { result: {}, engine: 'e', price: 20 }, Date.now())).toBe(true);
+    expect(await fundsOf(fx, owner.accountId)).toEqual({ balance: 5, held: 25 - itsHold });
+  });
+
   it('reserves a price once it is known, counts a retried task\'s own hold as its own, and charges it on success', async () => {
     const { tasks, seed, task } = use();
     const owner = await seed({ credits: 10 });
