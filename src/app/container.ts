@@ -15,6 +15,7 @@ import { MemoryLimits } from '../adapters/memory-limits.js';
 import { CachedAccountStore } from '../adapters/cached-account-store.js';
 import { RedisLimits } from '../adapters/redis/limits.js';
 import { SignedBlobUrls } from '../http/signed-blob-urls.js';
+import { ReusedBlobUrls } from '../adapters/reused-blob-urls.js';
 import { buildBlobs, checkBucketAtStart, patientBlobs } from './blob-stores.js';
 import { createUrlSigner } from '../http/signed-url.js';
 import { resolveMediaTools } from '../media/ffmpeg.js';
@@ -106,7 +107,10 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const { tasks, queue, storeEnqueues, close: closeTaskDatabase } = taskStoreAndQueue(config, db, { sqlite, pgPool }, logger, keyCache ? (accountId) => keyCache.forget(accountId) : undefined);
   const secret = await loadOrCreateSecret(`${config.DATA_DIR}/signing.key`, config.SIGNING_SECRET);
   const signer = createUrlSigner({ secret, baseUrl: config.PUBLIC_BASE_URL, ttlSeconds: config.FILE_URL_TTL_SECONDS });
-  const { blobs, urls, s3 } = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));
+  const built = buildBlobs(config, new SignedBlobUrls(signer, config.PUBLIC_BASE_URL));
+  const { blobs, s3 } = built;
+  // A finished task polled again gets the link it was given while that still fits, not a new signature each poll.
+  const urls = new ReusedBlobUrls(built.urls);
   const sharedBlobs = blobs;
   // With REDIS_URL the per-key limits are shared by every API node; without, counted in this
   // process. A worker serves no API requests: no connection for it.
