@@ -1,6 +1,8 @@
 /** A callback waiting to be sent: its task has reached success or failed, and the attempt is due. */
 export interface DueWebhook {
   taskId: string;
+  /** The task's account: a dispatcher gives each account a share of its deliveries at once. */
+  accountId: string;
   url: string;
   attempts: number;
   /** The row's next_at when read: claiming compares it, so two dispatchers never send the same attempt. */
@@ -12,8 +14,8 @@ export interface DueWebhook {
  * restarts and every worker node sees the same ones.
  */
 export interface WebhookStore {
-  /** Pending callbacks of finished tasks whose next attempt is due at `now`, oldest first. */
-  due(now: number, limit: number): Promise<DueWebhook[]>;
+  /** Pending callbacks of finished tasks whose next attempt is due at `now`, oldest first, of accounts not in `skipAccounts`. */
+  due(now: number, limit: number, skipAccounts?: readonly string[]): Promise<DueWebhook[]>;
   /**
    * Takes the attempt for this dispatcher until `leaseUntil` (another one may take it after that, if this
    * process died mid-attempt); false when another dispatcher took it first.

@@ -45,17 +45,30 @@ export interface WebhookDeps {
 
 const MAX_BACKOFF_MS = 3600_000;
 
+/** Deliveries one dispatcher has under way at once. */
+const MAX_IN_FLIGHT = 32;
+/** Of those, one account's: its receivers' delays stay its own. */
+const MAX_PER_ACCOUNT = 4;
+
 /**
  * Sends callbacks of finished tasks, on worker nodes. Rows are written with the task and read back from
  * the database, so a callback outlives a restart and any worker node may send it; a claim (a lease on the
  * row) keeps two nodes from sending the same attempt. Runs beside the job runner: a slow receiver never
  * holds a task or a worker slot.
+ *
+ * Each attempt runs on its own, up to MAX_IN_FLIGHT at once and MAX_PER_ACCOUNT per account, and a pass starts
+ * new ones as others end. A pass used to send a batch of 20 and wait for all of them: one account whose
+ * receivers never answer (100 tasks with a hanging callback) delayed every other account's callbacks by its
+ * batches' timeouts, 36 s in the test from outside, again at every retry.
  */
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
   private readonly now: () => number;
+  /** Attempts under way, by task; and how many each account has. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perAccount = new Map<string, number>();
 
   constructor(
     private readonly deps: WebhookDeps,
@@ -80,12 +93,7 @@ export class WebhookDispatcher {
           if (this.failing) this.deps.logger.info('webhook dispatch works again');
           this.failing = false;
         })
-        .catch((err: unknown) => {
-          // Once per failing streak: during a database outage this ran every pollMs (found from outside: 473 lines
-          // of 2 KB in 2 minutes, each with the driver's whole client object).
-          if (!this.failing) this.deps.logger.warn({ err: errorSummary(err) }, 'webhook dispatch failed; trying again quietly until it works');
-          this.failing = true;
-        })
+        .catch((err: unknown) => this.dispatchFailed(err))
         .finally(() => {
           this.running = null;
           this.schedule();
@@ -94,10 +102,41 @@ export class WebhookDispatcher {
     this.timer.unref();
   }
 
-  /** One pass: every due callback, attempted in parallel (each bounded by timeoutMs). */
+  private dispatchFailed(err: unknown): void {
+    // Once per failing streak: during a database outage this ran every pollMs (found from outside: 473 lines
+    // of 2 KB in 2 minutes, each with the driver's whole client object).
+    if (!this.failing) this.deps.logger.warn({ err: errorSummary(err) }, 'webhook dispatch failed; trying again quietly until it works');
+    this.failing = true;
+  }
+
+  /**
+   * One pass: starts the due callbacks there is room for (each bounded by timeoutMs), of accounts below their
+   * share, and resolves once they are started. `settle()` waits for them to end.
+   */
   async tick(): Promise<void> {
-    const due = await this.deps.store.due(this.now(), 20);
-    await Promise.all(due.map((hook) => this.attempt(hook)));
+    const room = MAX_IN_FLIGHT - this.inFlight.size;
+    if (room <= 0) return;
+    const full = [...this.perAccount].filter(([, n]) => n >= MAX_PER_ACCOUNT).map(([account]) => account);
+    for (const hook of await this.deps.store.due(this.now(), room, full)) {
+      const n = this.perAccount.get(hook.accountId) ?? 0;
+      // Rows of an account that reached its share in this batch wait for the next pass.
+      if (n >= MAX_PER_ACCOUNT || this.inFlight.has(hook.taskId)) continue;
+      this.perAccount.set(hook.accountId, n + 1);
+      const run = this.attempt(hook)
+        .catch((err: unknown) => this.dispatchFailed(err))
+        .finally(() => {
+          this.inFlight.delete(hook.taskId);
+          const left = (this.perAccount.get(hook.accountId) ?? 1) - 1;
+          if (left > 0) this.perAccount.set(hook.accountId, left);
+          else this.perAccount.delete(hook.accountId);
+        });
+      this.inFlight.set(hook.taskId, run);
+    }
+  }
+
+  /** Resolves once the attempts under way have ended (each is bounded by timeoutMs). */
+  async settle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight.values()]);
   }
 
   private backoff(attempts: number): number {
@@ -139,10 +178,11 @@ export class WebhookDispatcher {
     await this.deps.store.failedAttempt(hook.taskId, attempts, error, nextAt, this.now());
   }
 
-  /** No new passes; waits for the one under way (each attempt is bounded by timeoutMs). */
+  /** No new passes; waits for the one under way and the attempts it started (each bounded by timeoutMs). */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    await this.settle();
   }
 }

@@ -6,18 +6,19 @@ import type { DueWebhook, WebhookStore } from '../../ports/webhooks.js';
 export class SqlWebhookStore implements WebhookStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async due(now: number, limit: number): Promise<DueWebhook[]> {
+  async due(now: number, limit: number, skipAccounts: readonly string[] = []): Promise<DueWebhook[]> {
     const rows = await this.db
       .selectFrom('webhooks')
       .innerJoin('tasks', 'tasks.id', 'webhooks.task_id')
-      .select(['webhooks.task_id', 'webhooks.url', 'webhooks.attempts', 'webhooks.next_at'])
+      .select(['webhooks.task_id', 'webhooks.url', 'webhooks.attempts', 'webhooks.next_at', 'tasks.account_id'])
       .where('webhooks.state', '=', 'pending')
       .where('webhooks.next_at', '<=', now)
       .where('tasks.state', 'in', ['success', 'failed'])
+      .$if(skipAccounts.length > 0, (q) => q.where('tasks.account_id', 'not in', skipAccounts))
       .orderBy('webhooks.next_at')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ taskId: r.task_id, url: r.url, attempts: Number(r.attempts), nextAt: Number(r.next_at) }));
+    return rows.map((r) => ({ taskId: r.task_id, accountId: r.account_id, url: r.url, attempts: Number(r.attempts), nextAt: Number(r.next_at) }));
   }
 
   async claim(hook: DueWebhook, leaseUntil: number): Promise<boolean> {
