@@ -325,7 +325,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       // A worker takes only WORKER_KINDS (e.g. separation and enhance on a GPU box).
       const handlers = new Map<TaskKind, TaskHandler>(config.WORKER_KINDS.map((kind) => [kind, workerKinds[kind]]));
       runner = new JobRunner(
-        { queue, tasks, handlers, metrics, logger, storeUnavailable: isDatabaseUnavailable },
+        { queue, tasks, handlers, metrics, logger, blobs, storeUnavailable: isDatabaseUnavailable },
         { kinds: config.WORKER_KINDS, policy: queuePolicy(config), tmpDir: temp.dir, storeOutageMs: config.STORE_OUTAGE_SECONDS * 1000 },
       );
       await runner.start();

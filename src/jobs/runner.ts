@@ -5,6 +5,7 @@ import { DISK_FULL_REASON, isDiskFull, TaskFailure } from '../domain/errors.js';
 import { isFinished, type TaskKind } from '../domain/task.js';
 import type { DeliveredJob, ExhaustedCause, JobConsumer, JobHandler, JobQueue, JobResult, QueuePolicy } from '../ports/queue.js';
 import type { Funds, TaskStore } from '../ports/task-store.js';
+import type { BlobStore } from '../ports/blob-store.js';
 import type { TaskMetrics } from '../ports/metrics.js';
 import type { TaskHandler } from './handler.js';
 import { throughOutage } from './outage.js';
@@ -40,6 +41,8 @@ export class JobRunner implements JobHandler {
       logger: Logger;
       /** Whether a store failure was the database being unreachable (the adapter's knowledge: isDatabaseUnavailable). */
       storeUnavailable?: (err: unknown) => boolean;
+      /** Where results are written: a result whose task was deleted while it ran is removed (tasks/<id>/). */
+      blobs?: Pick<BlobStore, 'deletePrefix'>;
     },
     private readonly opts: RunnerOptions,
   ) {}
@@ -109,7 +112,13 @@ export class JobRunner implements JobHandler {
       const outcome = await handler.run({ task, attempt: job.attempt, tmpDir, signal, onProgress, reserve });
       const seconds = (performance.now() - started) / 1000;
       // The work is done: a database restarting now must not cost the attempt and the work with it.
-      await stored('recording the result', () => tasks.completeSuccess(task.id, outcome, Date.now()));
+      const recorded = await stored('recording the result', () => tasks.completeSuccess(task.id, outcome, Date.now()));
+      if (!recorded && (await stored('reading the task', () => tasks.get(task.id))) === null) {
+        // Deleted while it ran: nobody can ask for the files it wrote, and no sweep would ever find them.
+        await this.deps.blobs?.deletePrefix(`tasks/${task.id}/`);
+        log.info({ seconds }, 'task was deleted while it ran: its result files were removed, nothing was charged');
+        return { status: 'done' };
+      }
       metrics.taskDuration.observe({ kind: job.kind, status: 'success' }, seconds);
       metrics.tasksFinished.inc({ kind: job.kind, status: 'success' });
       if (outcome.audioSeconds > 0) metrics.realTimeFactor.observe({ engine: outcome.engine }, seconds / outcome.audioSeconds);

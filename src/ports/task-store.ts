@@ -100,6 +100,10 @@ export interface TaskStore {
   usageByKey(): Promise<KeyUsage[]>;
   /** Queued or running tasks of these kinds, by id after `afterId` (paging), for the queue's recovery of lost jobs. */
   listUnfinished(kinds: readonly TaskKind[], afterId: string | null, limit: number): Promise<JobPayload[]>;
+  /**
+   * Tasks past their expiry that the reaper may act on, soonest first: finished ones (deleted with their files) and
+   * queued ones no worker started (failed). A running task is never listed: its worker is still writing its result.
+   */
   listExpired(now: number, limit: number): Promise<TaskRecord[]>;
   delete(id: string): Promise<void>;
   ping(): Promise<void>;

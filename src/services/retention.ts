@@ -14,9 +14,14 @@ export function partialUploadAgeMs(uploadTimeoutMs: number): number {
   return Math.max(3600_000, uploadTimeoutMs + 60_000);
 }
 
+/** Why a task still queued at its expiry was failed instead of run (no worker took its kind for TASK_TTL_SECONDS). */
+export const EXPIRED_IN_QUEUE_REASON = 'The task expired (TASK_TTL_SECONDS) before a worker could start it; nothing was charged';
+
 /**
  * Deletes expired tasks and their files. Files go first: a crash between the two steps leaves a
  * task row without files (still answered 101008 since it is expired), never orphaned files.
+ * A running task is left to finish (it is then kept a while, see the store's completion); a queued one
+ * that no worker started by its expiry is failed, which releases what it held, and deleted later.
  */
 export class RetentionReaper {
   private timer: NodeJS.Timeout | null = null;
@@ -56,6 +61,10 @@ export class RetentionReaper {
       const batch = await this.deps.tasks.listExpired(now, 100);
       if (batch.length === 0) return removed;
       for (const task of batch) {
+        if (task.state === 'queued') {
+          if (await this.deps.tasks.completeFailure(task.id, EXPIRED_IN_QUEUE_REASON, now)) this.deps.logger.info({ taskId: task.id, kind: task.kind }, 'task expired in the queue: failed');
+          continue;
+        }
         await this.deps.blobs.deletePrefix(`tasks/${task.id}/`);
         await this.deps.tasks.delete(task.id);
         removed++;

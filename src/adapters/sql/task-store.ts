@@ -134,6 +134,20 @@ export function newRow(task: NewTask): TaskRow {
   };
 }
 
+/** How long a task that finishes is kept at least: its result must be fetchable after it is made. */
+export const KEPT_AFTER_FINISHING_MS = 3600_000;
+
+/**
+ * A finishing task's expiry: as it was, but at least its TTL (expires_at - created_at) or KEPT_AFTER_FINISHING_MS,
+ * whichever is shorter, after `now`. A task that ran or waited past its expiry used to be reaped the moment it
+ * finished (found from outside: long separations with a short TASK_TTL_SECONDS, results lost).
+ */
+function keptAfterFinishing(now: number) {
+  const ttl = sql<number>`(expires_at - created_at)`;
+  const least = sql<number>`(case when ${ttl} < ${KEPT_AFTER_FINISHING_MS} then ${ttl} else ${KEPT_AFTER_FINISHING_MS} end)`;
+  return sql<number>`(case when expires_at < ${now} + ${least} then ${now} + ${least} else expires_at end)`;
+}
+
 /** The delivery row of a task's callback_url, written in the task's own transaction. */
 export function webhookRow(taskId: string, url: string, createdAt: number): Insertable<Database['webhooks']> {
   return { task_id: taskId, url, state: 'pending', attempts: 0, next_at: 0, last_error: null, created_at: createdAt, updated_at: createdAt };
@@ -305,6 +319,7 @@ export class SqlTaskStore implements TaskStore {
           progress: 1,
           finished_at: now,
           updated_at: now,
+          expires_at: keptAfterFinishing(now),
         })
         .where('id', '=', id)
         .execute();
@@ -318,7 +333,7 @@ export class SqlTaskStore implements TaskStore {
   async completeFailure(id: string, error: string, now: number): Promise<boolean> {
     const res = await this.db
       .updateTable('tasks')
-      .set({ state: 'failed', error, finished_at: now, updated_at: now })
+      .set({ state: 'failed', error, finished_at: now, updated_at: now, expires_at: keptAfterFinishing(now) })
       .where('id', '=', id)
       .where('state', 'in', ['queued', 'running'])
       .executeTakeFirst();
@@ -371,6 +386,7 @@ export class SqlTaskStore implements TaskStore {
       .selectFrom('tasks')
       .selectAll()
       .where('expires_at', '<=', now)
+      .where('state', '<>', 'running')
       .orderBy('expires_at')
       .orderBy('id')
       .limit(limit)

@@ -158,6 +158,23 @@ export function taskStoreContract(use: () => StoreFixture): void {
     expect((await tasks.listExpired(now, 10)).map((t) => t.id)).toEqual(['x-second', 'x-exact']);
   });
 
+  it('listExpired leaves running tasks out; a task finishing past its expiry is kept min(its TTL, an hour) after', async () => {
+    const { tasks, seed, task } = use();
+    const owner = await seed();
+    const now = Date.now();
+    await tasks.create(task(owner, { id: 'e-run', createdAt: now - 120_000, expiresAt: now - 60_000 }));
+    await tasks.markRunning('e-run', now);
+    await tasks.create(task(owner, { id: 'e-week', createdAt: now - 8 * 86_400_000, expiresAt: now - 86_400_000 }));
+    await tasks.markRunning('e-week', now);
+    await tasks.create(task(owner, { id: 'e-queued', createdAt: now - 120_000, expiresAt: now - 60_000 }));
+    expect((await tasks.listExpired(now, 10)).map((t) => t.id)).toEqual(['e-queued']);
+    expect(await tasks.completeSuccess('e-run', { result: {}, engine: 'e', price: 0 }, now)).toBe(true);
+    expect(await tasks.completeFailure('e-week', 'boom', now)).toBe(true);
+    expect((await tasks.get('e-run'))?.expiresAt).toBe(now + 60_000);
+    expect((await tasks.get('e-week'))?.expiresAt).toBe(now + 3_600_000);
+    expect((await tasks.listExpired(now, 10)).map((t) => t.id)).toEqual(['e-queued']);
+  });
+
   it('counts unfinished tasks per key, up to the asked bound', async () => {
     const { tasks, seed, task } = use();
     const owner = await seed();
