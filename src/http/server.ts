@@ -258,6 +258,14 @@ function isJson(text: string): boolean {
   }
 }
 
+/**
+ * A URL as the request log shows it: a signed link's signature left out, since the line would otherwise be a working
+ * download link (for up to FILE_URL_TTL_SECONDS) for whoever reads the logs.
+ */
+export function withoutSignature(url: string): string {
+  return url.includes('sig=') ? url.replace(/([?&]sig=)[^&]*/g, '$1-') : url;
+}
+
 /** Levels at which a request's info line is written (FastifyBaseLogger has no isLevelEnabled). */
 const LOGS_INFO: ReadonlySet<string> = new Set(['trace', 'debug', 'info']);
 
@@ -302,7 +310,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
     // One line per request (Fastify's own two, "incoming request" and "request completed", are off): at the
     // route's level, so polls show from LOG_LEVEL=debug only (routes/tasks.ts). Checked first: a poll must not
     // build the line's objects (and read request.ip) only for the logger to drop them.
-    if (LOGS_INFO.has(request.log.level)) request.log.info({ req: { method: request.method, url: request.url, remoteAddress: request.ip }, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+    if (LOGS_INFO.has(request.log.level)) request.log.info({ req: { method: request.method, url: withoutSignature(request.url), remoteAddress: request.ip }, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
   });
 
   const docs = new OpenApiDocs();

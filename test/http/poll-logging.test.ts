@@ -6,7 +6,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { buildContainer } from '../../src/app/container.js';
 import { loadConfig } from '../../src/config/config.js';
-import { buildHttpServer } from '../../src/http/server.js';
+import { buildHttpServer, withoutSignature } from '../../src/http/server.js';
 import { issueApiKey } from '../../src/services/auth.js';
 import { freePort } from '../helpers/app.js';
 
@@ -56,4 +56,10 @@ describe('request logging of polls', () => {
     const logs = await logsOfCreateAndPoll('debug');
     expect(requestLines(logs, 'tts/task/get')).toBe(1);
   }, 60_000);
+
+  it('a signed link is logged without its signature, which would make the line a working download link', () => {
+    expect(withoutSignature('/files/tasks/a/output.mp3?exp=1764000000&sig=AbC_d-9')).toBe('/files/tasks/a/output.mp3?exp=1764000000&sig=-');
+    expect(withoutSignature('/files/x.mp3?sig=AbC&exp=1')).toBe('/files/x.mp3?sig=-&exp=1');
+    expect(withoutSignature(`${API}/tts/task/create`)).toBe(`${API}/tts/task/create`);
+  });
 });

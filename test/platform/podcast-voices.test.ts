@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { avatarSvg } from '../../src/http/routes/voice-assets.js';
 
 const API = '/audio/api/v1/api-keys';
 let app: TestApp;
@@ -30,6 +31,8 @@ describe('podcast voice resources', () => {
     const svg = await fetch(v.image);
     expect(svg.headers.get('content-type')).toMatch(/image\/svg\+xml/);
     expect(await svg.text()).toMatch(/^<svg/);
+    // Initials are of the words that start with a letter: "English (US) Male 1" is "EM", not "E(".
+    expect(avatarSvg({ ...v, name: 'x', display_name: 'English (US) Male 1' })).toContain('>EM</text>');
     const clip = await fetch(v.audio);
     expect(clip.status).toBe(200);
     expect(clip.headers.get('content-type')).toBe('audio/mpeg');

@@ -36,7 +36,8 @@ export function avatarSvg(voice: VoiceRecord): string {
   const hue = (hash[0]! * 360) / 256;
   const initials = voice.display_name
     .split(/\s+/)
-    .filter((w) => /\p{L}/u.test(w))
+    // Words that start with a letter: "English (US) Male 1" is "EM", not "E(".
+    .filter((w) => /^\p{L}/u.test(w))
     .slice(0, 2)
     .map((w) => [...w][0]!.toUpperCase())
     .join('');
