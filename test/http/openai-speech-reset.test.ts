@@ -53,4 +53,40 @@ describe('a speech request reset before its first audio', () => {
     await until('the log line', () => lines.some((l) => l.msg === 'speech request closed by the client before its first audio: refunded'));
     expect(lines.filter((l) => l.level >= 50)).toEqual([]);
   }, 60_000);
+
+  it('a client that closes its end normally before any audio (curl -m, a fetch abort) is refunded; one that only half-closes reads the audio and pays', async () => {
+    const { key: key2, accountId: account2 } = await app.newKey({ credits: 100 });
+    const input = `${'a long first sentence with many words in it and no stop '.repeat(12)}end. ${'and a second one, as long, to follow it '.repeat(10)}end.`;
+    const body = JSON.stringify({ model: 'tts-1', voice: 'alloy', input, response_format: 'mp3' });
+    const request = `POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key2}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const port = Number(new URL(app.baseUrl).port);
+    const ledger = () => app.container.accounts.ledger(account2, 20);
+    const charges = async () => (await ledger()).filter((l) => l.reason === 'openai_speech').length;
+    const refunds = async () => (await ledger()).filter((l) => l.reason === 'openai_speech_refund').length;
+
+    // Closed (FIN, then nobody reads): with half-open connections allowed the server only learns it at its first write.
+    const gone = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => gone.once('connect', () => resolve()));
+    gone.on('error', () => undefined);
+    gone.write(request);
+    await until('the charge', async () => (await charges()) === 1);
+    gone.destroy();
+    await until('the refund', async () => (await refunds()) === 1);
+    expect((await app.container.accounts.getAccount(account2))!.balance).toBe(100);
+
+    // Half-closed (shutdown of its sending side only), still reading: the whole answer, charged once, no refund.
+    const reader = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => reader.once('connect', () => resolve()));
+    const received: Buffer[] = [];
+    reader.on('data', (d: Buffer) => received.push(d));
+    const ended = new Promise<void>((resolve) => reader.once('end', () => resolve()));
+    reader.end(request);
+    await ended;
+    const answer = Buffer.concat(received).toString('latin1');
+    expect(answer.startsWith('HTTP/1.1 200')).toBe(true);
+    expect(answer).toMatch(/\r\n0\r\n\r\n$/); // the chunked body ran to its end
+    expect(await charges()).toBe(2);
+    expect(await refunds()).toBe(1);
+    expect(lines.filter((l) => l.level >= 40 && l.msg.startsWith('speech'))).toEqual([]);
+  }, 90_000);
 });

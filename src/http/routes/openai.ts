@@ -155,6 +155,15 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
           reply.raw.once('close', () => {
             if (!reply.raw.writableFinished) abort.abort(new Error('client closed the connection'));
           });
+          // The client's end of the connection closed before any audio went out. With half-open connections
+          // allowed (envelope.ts) a client that closes (curl's timeout, a fetch abort, a browser tab) is at first
+          // told from one that only half-closes and still reads; the connection then fails at the first audio
+          // written to it. Such a failure is the client's leaving before any audio reached it: refunded.
+          const socket = request.raw.socket;
+          let closedBeforeAudio = socket.readableEnded;
+          const onEnd = () => (closedBeforeAudio = true);
+          socket.once('end', onEnd);
+          reply.raw.once('close', () => socket.off('end', onEnd));
           const spoke: { engine?: string; note?: string } = {};
           const audio = deps.speech.stream(plan, abort.signal, (engine, note) => Object.assign(spoke, { engine, note }));
           let first: IteratorResult<Buffer>;
@@ -171,6 +180,15 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
             }
             throw err;
           }
+          // From here what was written may have been read: a client that closes its end later has had audio.
+          socket.off('end', onEnd);
+          if (closedBeforeAudio) {
+            reply.raw.once('close', () => {
+              if (reply.raw.writableFinished) return;
+              request.log.info({ credits: plan.price }, 'speech request closed by the client before its first audio: refunded');
+              charge.refund().catch((err: unknown) => request.log.error({ err }, 'speech refund failed'));
+            });
+          }
           async function* rest(): AsyncGenerator<Buffer> {
             if (!first.done) yield first.value;
             try {
@@ -180,6 +198,8 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
                 yield next.value;
               }
             } catch (err) {
+              // Refunded by the close listener above: the client closed its end before any audio.
+              if (abort.signal.aborted && closedBeforeAudio) throw err;
               // Headers are out: the cut connection is the error; the credits go back unless the client left.
               if (!abort.signal.aborted) await charge.refund();
               request.log.warn({ err }, 'speech stream failed part way');
