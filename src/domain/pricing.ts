@@ -11,10 +11,20 @@ export function countCharacters(text: string): number {
   return n;
 }
 
-/** Separation and enhancement: seconds / 60 rounded up (61 -> 2, 119 -> 2, 121 -> 3), times the per-minute price. */
+/**
+ * What decoders add to a file's own length and is not the client's audio: an encoder's priming and padding (AAC
+ * decodes 1024+ samples longer, an MP3 without gapless info up to a frame and a half, WMA about 30 ms). The length
+ * limits forgive it, and so does billing: exactly 60 s of audio as ADTS AAC decodes to 60.024 s and cost 2 minutes.
+ */
+export const CODEC_PADDING_SECONDS = 0.5;
+
+/**
+ * Separation and enhancement: seconds / 60 rounded up (61 -> 2, 119 -> 2, 121 -> 3), times the per-minute price,
+ * the decoded length less CODEC_PADDING_SECONDS (60.5 s -> 1, 60.6 s -> 2).
+ */
 export function billableMinutes(seconds: number): number {
-  // A few milliseconds of container padding must not add a minute: round to the millisecond first.
-  const s = Math.round(seconds * 1000) / 1000;
+  // Rounded to the millisecond first: float noise must not add a minute either.
+  const s = Math.round((seconds - CODEC_PADDING_SECONDS) * 1000) / 1000;
   return Math.max(1, Math.ceil(s / 60));
 }
 

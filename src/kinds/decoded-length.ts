@@ -1,13 +1,13 @@
 import { TaskFailure } from '../domain/errors.js';
 import { countDecodedFrames } from '../media/ffmpeg-stream.js';
-import { perMinuteCredits } from '../domain/pricing.js';
+import { CODEC_PADDING_SECONDS, perMinuteCredits } from '../domain/pricing.js';
 import type { JobContext } from '../jobs/handler.js';
 
 /**
  * Decoders and encoders pad a few milliseconds (an MP3 without gapless info decodes up to one frame
- * longer than it was made): a file made to the limit's length must not be refused for that.
+ * longer than it was made): a file made to the limit's length must not be refused for that (nor billed: pricing).
  */
-export const LIMIT_SLACK_SECONDS = 0.5;
+export const LIMIT_SLACK_SECONDS = CODEC_PADDING_SECONDS;
 
 /** The frame count past which an input is over `maxSeconds` at `sampleRate` (LIMIT_SLACK_SECONDS included). */
 export function limitFrames(maxSeconds: number, sampleRate: number): number {

@@ -20,6 +20,11 @@ describe("the spec's billing examples", () => {
     expect(billableMinutes(121)).toBe(3);
     expect(billableMinutes(180)).toBe(3);
     expect(billableMinutes(60.0004)).toBe(1); // container padding below a millisecond does not add a minute
+    // A codec's priming and padding is not billed either (60 s as ADTS AAC decodes to 60.024 s, WMA to 60.032 s).
+    expect(billableMinutes(60.024)).toBe(1);
+    expect(billableMinutes(60.5)).toBe(1);
+    expect(billableMinutes(60.501)).toBe(2);
+    expect(billableMinutes(3600.3)).toBe(60);
     expect(perMinuteCredits(121, 5)).toBe(15);
   });
 
