@@ -19,6 +19,8 @@ export interface MediaInfo {
   formatName: string;
   hasAudio: boolean;
   hasVideo: boolean;
+  /** Which audio stream the fields above describe (0: the first): the one marked default, else the first. */
+  audioIndex: number;
 }
 
 /**
@@ -73,7 +75,9 @@ export function fileUrl(path: string): string {
  * and the first audio stream alone.
  */
 export function safeAudioInput(path: string): string[] {
-  return [...SAFE_ARGS, '-hide_banner', '-loglevel', 'error', '-format_whitelist', INPUT_FORMATS, '-i', fileUrl(path), '-map', '0:a:0', '-vn', '-sn', '-dn'];
+  // -max_error_rate 1: frames that fail to decode are skipped, never the whole file. By default ffmpeg exits 69 once
+  // two thirds of the frames failed: half an MP3 followed by 3 MB of junk was refused though its 3.4 s decode.
+  return [...SAFE_ARGS, '-hide_banner', '-loglevel', 'error', '-max_error_rate', '1', '-format_whitelist', INPUT_FORMATS, '-i', fileUrl(path), '-map', '0:a:0', '-vn', '-sn', '-dn'];
 }
 
 interface RunResult {
@@ -193,7 +197,14 @@ export async function decodeAudio(
 
 interface ProbeJson {
   format?: { duration?: string; format_name?: string };
-  streams?: Array<{ codec_type?: string; codec_name?: string; sample_rate?: string; channels?: number; duration?: string }>;
+  streams?: Array<{
+    codec_type?: string;
+    codec_name?: string;
+    sample_rate?: string;
+    channels?: number;
+    duration?: string;
+    disposition?: { default?: number; attached_pic?: number };
+  }>;
 }
 
 export async function probeMedia(path: string, opts: { ffprobe: string; signal?: AbortSignal }): Promise<MediaInfo> {
@@ -209,9 +220,14 @@ export async function probeMedia(path: string, opts: { ffprobe: string; signal?:
   const { stdout } = await runTool(opts.ffprobe, args, { signal: opts.signal, collectStdout: true });
   const info = JSON.parse(stdout.toString('utf8')) as ProbeJson;
   const streams = info.streams ?? [];
-  const audio = streams.find((s) => s.codec_type === 'audio');
-  // Cover art in MP3/M4A is a "video" stream of one picture; it does not make the file a video.
-  const hasVideo = streams.some((s) => s.codec_type === 'video' && !['mjpeg', 'png', 'bmp'].includes(s.codec_name ?? ''));
+  const audios = streams.filter((s) => s.codec_type === 'audio');
+  // A player plays the track marked default: a film's first track may be a silent or commentary one (found from outside:
+  // a silent first track and the music second, marked default, gave silent stems, charged).
+  const marked = audios.length > 1 ? audios.findIndex((s) => s.disposition?.default === 1) : -1;
+  const audioIndex = Math.max(0, marked);
+  const audio = audios[audioIndex];
+  // Cover art (MP3, M4A, FLAC) is a "video" stream of one picture, flagged as attached: it does not make the file a video.
+  const hasVideo = streams.some((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1);
   const duration = Number(info.format?.duration ?? audio?.duration ?? 0);
   return {
     durationSeconds: Number.isFinite(duration) ? duration : 0,
@@ -221,5 +237,18 @@ export async function probeMedia(path: string, opts: { ffprobe: string; signal?:
     formatName: info.format?.format_name ?? '',
     hasAudio: audio !== undefined,
     hasVideo,
+    audioIndex,
   };
+}
+
+/**
+ * Copies (no re-encoding) one audio stream, and any video, into a Matroska file: the input every later step reads
+ * as its first audio stream, and one this ffprobe can read when it cannot read the original (the bundled ffprobe
+ * crashes on every MPEG-TS file, which ffmpeg reads fine).
+ */
+export async function remuxAudio(path: string, outPath: string, opts: { ffmpeg: string; audioIndex: number; signal?: AbortSignal }): Promise<void> {
+  await runTool(opts.ffmpeg, [
+    ...SAFE_ARGS, '-hide_banner', '-loglevel', 'error', '-y', '-format_whitelist', INPUT_FORMATS, '-i', fileUrl(path),
+    '-map', `0:a:${opts.audioIndex}`, '-map', '0:V?', '-c', 'copy', '-f', 'matroska', fileUrl(outPath),
+  ], { signal: opts.signal });
 }

@@ -5,7 +5,8 @@ import { perMinuteCredits } from '../../domain/pricing.js';
 import type { PcmFormat } from '../../media/ffmpeg-stream.js';
 import { AUDIO_CONTENT_TYPES } from '../../domain/vocabulary.js';
 import type { BlobStore } from '../../ports/blob-store.js';
-import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
+import type { MediaTools } from '../../media/ffmpeg.js';
+import { openAudioInput } from '../media-input.js';
 import type { InputFetcher } from '../../jobs/input-fetcher.js';
 import type { EngineThreads } from '../threads.js';
 import { decodedFrames, limitFrames, reservePrice } from '../decoded-length.js';
@@ -50,14 +51,13 @@ export class EnhanceHandler implements TaskHandler {
 
   async run(ctx: JobContext): Promise<JobOutcome> {
     const p = EnhanceParams.parse(ctx.task.params);
-    const inputPath = join(ctx.tmpDir, 'input');
-    await this.deps.input.fetch(p.inputUrl, inputPath, ctx.signal, {
+    const fetched = join(ctx.tmpDir, 'input');
+    await this.deps.input.fetch(p.inputUrl, fetched, ctx.signal, {
       maxBytes: this.deps.maxBytes,
       // The spec's 10 MB refuses a 2-minute 16-bit stereo WAV (about 21 MB): say what fits and what the operator can change.
       overLimitHint: 'send a compressed format (MP3, Opus, FLAC: minutes of audio fit in a few MB), or the server operator can raise ENHANCE_MAX_BYTES',
     });
-    const info = await probeMedia(inputPath, { ffprobe: this.deps.media.ffprobe, signal: ctx.signal }).catch(() => null);
-    if (!info || !info.hasAudio || !(info.sampleRate > 0)) throw new TaskFailure('The input is not an audio or video file with an audio track');
+    const { path: inputPath, info } = await openAudioInput(fetched, { media: this.deps.media, tmpDir: ctx.tmpDir, signal: ctx.signal });
     // The header's duration is a claim: length, limit and price are what the decoder yields (stopped at the limit).
     const frames = await decodedFrames(inputPath, { ffmpeg: this.deps.media.ffmpeg, sampleRate: info.sampleRate, maxSeconds: this.deps.maxSeconds, signal: ctx.signal });
     await reservePrice(ctx, frames / info.sampleRate, this.deps.creditsPerMinute);

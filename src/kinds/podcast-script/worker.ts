@@ -9,7 +9,8 @@ import { plainToText } from '../../engines/podcast/extract/plain.js';
 import { detectLanguage, playlistRefusal, refusePlaylist, transcriptSource, type ExtractedSource } from '../../engines/podcast/sources.js';
 import { DEFAULT_EXTRACT_LIMITS, extractInWorker, videoCaptionsInWorker, type ExtractLimits } from '../../engines/podcast/extract-worker.js';
 import { findAsrModel } from '../../engines/asr/whisper.js';
-import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
+import type { MediaTools } from '../../media/ffmpeg.js';
+import { openAudioInput } from '../media-input.js';
 import { sniffPlaylist, type SniffedType } from '../../media/sniff.js';
 import { renderTranscript, type PodcastScript, type ScriptGenerator, type SpeakerInfo } from '../../engines/podcast/script.js';
 import { DEFAULT_PODCAST_SCRIPT_MAX_CHARS, PODCAST_LIMITS as L, scriptCharacters } from '../../domain/podcast-limits.js';
@@ -171,13 +172,12 @@ export class PodcastScriptHandler implements TaskHandler {
           (why ? ` (${why})` : '') + '. The server operator can install one with: npm run --silent cli -- models pull whisper-tiny',
       );
     }
-    const info = await probeMedia(file, { ffprobe: asr.media.ffprobe, signal: ctx.signal }).catch(() => null);
-    if (!info || !info.hasAudio) throw new TaskFailure('The media file could not be read');
+    const { path: audioPath } = await openAudioInput(file, { media: asr.media, tmpDir: ctx.tmpDir, signal: ctx.signal });
     // The header's duration is a claim: the limit applies to what the decoder yields (stopped at the limit).
-    const frames = await decodedFrames(file, {
+    const frames = await decodedFrames(audioPath, {
       ffmpeg: asr.media.ffmpeg, sampleRate: SAMPLE_RATE, maxSeconds: asr.maxSeconds, signal: ctx.signal, overMessage: (max) => asrLimitMessage(max),
     });
-    const input: AsrThreadInput = { inputPath: file, ffmpeg: asr.media.ffmpeg, model: found.name, files: found.files, totalSeconds: frames / SAMPLE_RATE, maxSeconds: asr.maxSeconds };
+    const input: AsrThreadInput = { inputPath: audioPath, ffmpeg: asr.media.ffmpeg, model: found.name, files: found.files, totalSeconds: frames / SAMPLE_RATE, maxSeconds: asr.maxSeconds };
     // The podcast language the caller chose is what the recording is expected to be in: no detection guess.
     if (language) input.language = language === 'zh_yue' ? 'yue' : language;
     const out = await asr.threads.run('asr', input, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(start + (0.8 - start) * f) });

@@ -7,7 +7,8 @@ import { TaskFailure } from '../../domain/errors.js';
 import { perMinuteCredits } from '../../domain/pricing.js';
 import { AUDIO_CONTENT_TYPES, ZIP_CONTENT_TYPE } from '../../domain/vocabulary.js';
 import type { BlobStore } from '../../ports/blob-store.js';
-import { probeMedia, type MediaTools } from '../../media/ffmpeg.js';
+import type { MediaTools } from '../../media/ffmpeg.js';
+import { openAudioInput } from '../media-input.js';
 import { outputStems, STEMS_BY_MODEL_TYPE } from '../../engines/separation/engine.js';
 import type { InputFetcher } from '../../jobs/input-fetcher.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
@@ -41,11 +42,10 @@ export class SeparationHandler implements TaskHandler {
 
   async run(ctx: JobContext): Promise<JobOutcome> {
     const p = SeparationParams.parse(ctx.task.params);
-    const inputPath = join(ctx.tmpDir, 'input');
-    await this.deps.input.fetch(p.inputUrl, inputPath, ctx.signal);
+    const fetched = join(ctx.tmpDir, 'input');
+    await this.deps.input.fetch(p.inputUrl, fetched, ctx.signal);
     ctx.onProgress(0.05);
-    const info = await probeMedia(inputPath, { ffprobe: this.deps.media.ffprobe, signal: ctx.signal }).catch(() => null);
-    if (!info || !info.hasAudio || !(info.sampleRate > 0)) throw new TaskFailure('The input is not an audio or video file with an audio track');
+    const { path: inputPath, info } = await openAudioInput(fetched, { media: this.deps.media, tmpDir: ctx.tmpDir, signal: ctx.signal });
     // The header's duration is a claim: the limit applies to what the decoder yields (stopped at the limit).
     const frames = await decodedFrames(inputPath, { ffmpeg: this.deps.media.ffmpeg, sampleRate: info.sampleRate, maxSeconds: this.deps.maxSeconds, signal: ctx.signal });
     await reservePrice(ctx, frames / info.sampleRate, this.deps.creditsPerMinute);

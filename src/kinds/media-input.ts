@@ -1,0 +1,55 @@
+import { join } from 'node:path';
+import { TaskFailure } from '../domain/errors.js';
+import { probeMedia, remuxAudio, type MediaInfo, type MediaTools } from '../media/ffmpeg.js';
+
+/** Sample rates audio is made at; a header outside them is refused before anything is allocated for it. */
+export const MIN_SAMPLE_RATE = 1_000;
+export const MAX_SAMPLE_RATE = 768_000;
+
+export const NOT_AUDIO_MESSAGE = 'The input is not an audio or video file with an audio track';
+
+/**
+ * The audio input a media kind works from: probed, its track chosen and its sample rate checked. Every later step
+ * (the length count, the engines) reads the returned path's first audio stream.
+ * - With several audio tracks, the one marked default (what a player plays) is copied alone into a Matroska file.
+ * - A file this ffprobe cannot read is copied the same way by ffmpeg and probed again (the bundled ffprobe crashes
+ *   on every MPEG-TS file: all were refused as "not an audio or video file").
+ * - A sample rate outside MIN_SAMPLE_RATE..MAX_SAMPLE_RATE fails the task at once, naming it: a WAV header claiming
+ *   2,147,483,647 Hz made the engines allocate 51 GB (a RangeError, three attempts, 2-3 GB of RSS kept), and 1-40 Hz
+ *   broke the equalizer's FFT, as internal errors.
+ * Throws a TaskFailure (not retried) for what the input is; an abort or a tool that cannot start as they are.
+ */
+export async function openAudioInput(path: string, opts: { media: MediaTools; tmpDir: string; signal: AbortSignal }): Promise<{ path: string; info: MediaInfo }> {
+  const { media, tmpDir, signal } = opts;
+  const probe = (file: string) => probeMedia(file, { ffprobe: media.ffprobe, signal }).catch((err: unknown) => (signal.aborted ? Promise.reject(err) : null));
+  const copy = async (audioIndex: number): Promise<string | null> => {
+    const out = join(tmpDir, `input-track${audioIndex}.mka`);
+    return remuxAudio(path, out, { ffmpeg: media.ffmpeg, audioIndex, signal }).then(
+      () => out,
+      (err: unknown) => (signal.aborted ? Promise.reject(err) : null),
+    );
+  };
+  let input = path;
+  let info = await probe(path);
+  if (!info) {
+    const copied = await copy(0);
+    info = copied ? await probe(copied) : null;
+    if (copied && info) input = copied;
+  } else if (info.hasAudio && info.audioIndex > 0) {
+    const copied = await copy(info.audioIndex);
+    const again = copied ? await probe(copied) : null;
+    // The copy keeps the chosen track's fields; whether the original is a video stays the original's answer.
+    if (copied && again?.hasAudio) {
+      input = copied;
+      info = { ...again, hasVideo: info.hasVideo, audioIndex: info.audioIndex };
+    }
+  }
+  if (!info || !info.hasAudio || !(info.sampleRate > 0)) throw new TaskFailure(NOT_AUDIO_MESSAGE);
+  if (info.sampleRate < MIN_SAMPLE_RATE || info.sampleRate > MAX_SAMPLE_RATE) {
+    throw new TaskFailure(
+      `The input's audio is at ${info.sampleRate.toLocaleString('en-US')} Hz, outside the sample rates audio is made at ` +
+        `(${MIN_SAMPLE_RATE.toLocaleString('en-US')} to ${MAX_SAMPLE_RATE.toLocaleString('en-US')} Hz): its header is likely wrong`,
+    );
+  }
+  return { path: input, info };
+}
