@@ -43,6 +43,7 @@ export function sniffMediaType(b: Buffer): SniffedType {
   if (at(0, '#!AMR-WB\n')) return kindOf('audio', 'amr-wb');
   if (at(0, '#!AMR\n')) return kindOf('audio', 'amr');
   if (at(0, 'caff')) return kindOf('audio', 'caf');
+  if (isMpegTs(b)) return kindOf('video', 'mpegts');
   if (at(0, '%PDF-')) return kindOf('pdf', 'pdf');
   if (at(0, 'PK\x03\x04') || at(0, 'PK\x05\x06')) return sniffZip(b);
   // Before the frame syncs: a UTF-16 byte-order mark (FF FE) reads as a valid MPEG audio frame header.
@@ -51,6 +52,15 @@ export function sniffMediaType(b: Buffer): SniffedType {
   if (isAdts(b)) return kindOf('audio', 'aac');
   if (isMpegAudioFrame(b)) return kindOf('audio', 'mp3');
   return sniffText(b);
+}
+
+/**
+ * MPEG transport stream (broadcast recordings, `.ts`, `.m2ts`): a 0x47 sync byte at the start of every 188-byte packet
+ * (192 with M2TS's 4-byte timestamp first). Three packets in a row are asked for, so that text starting with "G" is not one.
+ */
+function isMpegTs(b: Buffer): boolean {
+  const syncs = (first: number, size: number) => b.length >= first + 2 * size + 1 && [0, 1, 2].every((i) => b[first + i * size] === 0x47);
+  return syncs(0, 188) || syncs(4, 192);
 }
 
 function sniffFtyp(b: Buffer): SniffedType {

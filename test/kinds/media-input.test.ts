@@ -7,6 +7,7 @@ import { TaskFailure } from '../../src/domain/errors.js';
 import { decodedFrames } from '../../src/kinds/decoded-length.js';
 import { NOT_AUDIO_MESSAGE, openAudioInput } from '../../src/kinds/media-input.js';
 import { decodeAudio, resolveMediaTools } from '../../src/media/ffmpeg.js';
+import { sniffMediaType } from '../../src/media/sniff.js';
 
 /**
  * What an outside attack with real and crafted media found in the input step every media kind shares: a WAV header's
@@ -81,6 +82,9 @@ describe('openAudioInput', () => {
   it('reads MPEG-TS, a cover picture does not make a video, and a file that is no media is refused as such', async () => {
     const ts = join(dir, 'broadcast.ts');
     ff('-f', 'lavfi', '-i', 'sine=f=440:r=48000', '-t', '3', '-c:a', 'aac', ts);
+    // A podcast source is told apart by its first bytes: a transport stream is media, not "an unsupported source".
+    expect(sniffMediaType(execFileSync('head', ['-c', '4096', ts]))).toEqual({ kind: 'video', format: 'mpegts' });
+    expect(sniffMediaType(Buffer.from(`Good morning. ${'A transcript of the show. '.repeat(40)}`)).kind).toBe('text');
     const { path, info } = await openAudioInput(ts, { media, tmpDir: dir, signal });
     expect(info).toMatchObject({ hasAudio: true, sampleRate: 48000, hasVideo: false });
     expect(await decodedFrames(path, { ffmpeg: media.ffmpeg, sampleRate: 48000, maxSeconds: 60, signal })).toBeGreaterThan(2.9 * 48000);
