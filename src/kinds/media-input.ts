@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { TaskFailure } from '../domain/errors.js';
-import { probeMedia, remuxAudio, type MediaInfo, type MediaTools } from '../media/ffmpeg.js';
+import { foldUnplacedChannels, probeMedia, remuxAudio, type MediaInfo, type MediaTools } from '../media/ffmpeg.js';
 
 /** Sample rates audio is made at; a header outside them is refused before anything is allocated for it. */
 export const MIN_SAMPLE_RATE = 1_000;
@@ -14,6 +14,8 @@ export const NOT_AUDIO_MESSAGE = 'The input is not an audio or video file with a
  * - With several audio tracks, the one marked default (what a player plays) is copied alone into a Matroska file.
  * - A file this ffprobe cannot read is copied the same way by ffmpeg and probed again (the bundled ffprobe crashes
  *   on every MPEG-TS file: all were refused as "not an audio or video file").
+ * - More than 8 channels without a layout (a WAV of 9 or 24 channels and no channel mask) are folded to stereo: ffmpeg
+ *   places up to 8 by default, and could not downmix more.
  * - A sample rate outside MIN_SAMPLE_RATE..MAX_SAMPLE_RATE fails the task at once, naming it: a WAV header claiming
  *   2,147,483,647 Hz made the engines allocate 51 GB (a RangeError, three attempts, 2-3 GB of RSS kept), and 1-40 Hz
  *   broke the equalizer's FFT, as internal errors.
@@ -50,6 +52,18 @@ export async function openAudioInput(path: string, opts: { media: MediaTools; tm
       `The input's audio is at ${info.sampleRate.toLocaleString('en-US')} Hz, outside the sample rates audio is made at ` +
         `(${MIN_SAMPLE_RATE.toLocaleString('en-US')} to ${MAX_SAMPLE_RATE.toLocaleString('en-US')} Hz): its header is likely wrong`,
     );
+  }
+  if (info.channels > 8 && !info.channelLayout) {
+    const folded = join(tmpDir, 'input-stereo.flac');
+    const ok = await foldUnplacedChannels(input, folded, { ffmpeg: media.ffmpeg, channels: info.channels, signal }).then(
+      () => true,
+      (err: unknown) => (signal.aborted ? Promise.reject(err) : false),
+    );
+    const again = ok ? await probe(folded) : null;
+    if (again?.hasAudio) {
+      input = folded;
+      info = { ...again, hasVideo: info.hasVideo, audioIndex: info.audioIndex };
+    }
   }
   return { path: input, info };
 }

@@ -21,6 +21,8 @@ export interface MediaInfo {
   hasVideo: boolean;
   /** Which audio stream the fields above describe (0: the first): the one marked default, else the first. */
   audioIndex: number;
+  /** ffprobe's name for the stream's channel layout ('stereo', '5.1(side)'); '' when the file gives none. */
+  channelLayout: string;
 }
 
 /**
@@ -203,6 +205,7 @@ interface ProbeJson {
     sample_rate?: string;
     channels?: number;
     duration?: string;
+    channel_layout?: string;
     disposition?: { default?: number; attached_pic?: number };
   }>;
 }
@@ -238,7 +241,23 @@ export async function probeMedia(path: string, opts: { ffprobe: string; signal?:
     hasAudio: audio !== undefined,
     hasVideo,
     audioIndex,
+    channelLayout: audio?.channel_layout ?? '',
   };
+}
+
+/**
+ * Folds audio whose channels have no layout (a WAV of 9, 24 or 64 channels without a channel mask) to stereo, even
+ * channels left and odd ones right, each side their average: ffmpeg cannot downmix channels it cannot place
+ * ("Rematrix is needed ... not enough information"), so every later step failed with "could not be decoded".
+ */
+export async function foldUnplacedChannels(path: string, outPath: string, opts: { ffmpeg: string; channels: number; signal?: AbortSignal }): Promise<void> {
+  const side = (first: number) => {
+    const picks = Array.from({ length: opts.channels }, (_, c) => c).filter((c) => c % 2 === first);
+    return picks.map((c) => `${(1 / picks.length).toFixed(6)}*c${c}`).join('+');
+  };
+  await runTool(opts.ffmpeg, [
+    ...safeAudioInput(path), '-af', `pan=stereo|c0=${side(0)}|c1=${side(1)}`, '-c:a', 'flac', '-f', 'flac', '-y', fileUrl(outPath),
+  ], { signal: opts.signal });
 }
 
 /**

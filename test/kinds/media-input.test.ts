@@ -122,4 +122,36 @@ describe('openAudioInput', () => {
     const frames = await decodedFrames(path, { ffmpeg: media.ffmpeg, sampleRate: 44100, maxSeconds: 600, signal });
     expect(frames / 44100).toBeGreaterThan(2.5);
   });
+
+  it('folds more than 8 channels that have no layout to stereo, which ffmpeg could not downmix', async () => {
+    // A 9-channel WAV without a channel mask: a tone on channel 0 (left), another on channel 1 (right), silence elsewhere.
+    const channels = 9;
+    const frames = 8000;
+    const b = Buffer.alloc(44 + frames * channels * 2);
+    b.write('RIFF', 0);
+    b.writeUInt32LE(36 + frames * channels * 2, 4);
+    b.write('WAVEfmt ', 8);
+    b.writeUInt32LE(16, 16);
+    b.writeUInt16LE(1, 20);
+    b.writeUInt16LE(channels, 22);
+    b.writeUInt32LE(8000, 24);
+    b.writeUInt32LE(8000 * channels * 2, 28);
+    b.writeUInt16LE(channels * 2, 32);
+    b.writeUInt16LE(16, 34);
+    b.write('data', 36);
+    b.writeUInt32LE(frames * channels * 2, 40);
+    for (let i = 0; i < frames; i++) {
+      b.writeInt16LE(Math.round(20000 * Math.sin((2 * Math.PI * 440 * i) / 8000)), 44 + (i * channels) * 2);
+      b.writeInt16LE(Math.round(20000 * Math.sin((2 * Math.PI * 660 * i) / 8000)), 44 + (i * channels + 1) * 2);
+    }
+    const file = join(dir, 'nine.wav');
+    await writeFile(file, b);
+    const { path, info } = await openAudioInput(file, { media, tmpDir: dir, signal });
+    expect(info.channels).toBe(2);
+    const audio = await decodeAudio(path, { ffmpeg: media.ffmpeg });
+    // Each side is the average of its channels: the left tone at 1/5 (five even channels), the right at 1/4.
+    expect(rms(audio.channels[0]!)).toBeCloseTo(20000 / 32768 / Math.SQRT2 / 5, 2);
+    expect(rms(audio.channels[1]!)).toBeCloseTo(20000 / 32768 / Math.SQRT2 / 4, 2);
+    expect(await decodedFrames(path, { ffmpeg: media.ffmpeg, sampleRate: 8000, maxSeconds: 60, signal })).toBe(frames);
+  });
 });
