@@ -55,7 +55,7 @@ export class EnhanceHandler implements TaskHandler {
     await this.deps.input.fetch(p.inputUrl, fetched, ctx.signal, {
       maxBytes: this.deps.maxBytes,
       // The spec's 10 MB refuses a 2-minute 16-bit stereo WAV (about 21 MB): say what fits and what the operator can change.
-      overLimitHint: 'send a compressed format (MP3, Opus, FLAC: minutes of audio fit in a few MB), or the server operator can raise ENHANCE_MAX_BYTES',
+      overLimitHint: 'send a compressed format (MP3, Opus, FLAC: minutes of audio fit in a few MB) without embedded pictures (cover art counts), or the server operator can raise ENHANCE_MAX_BYTES',
     });
     const { path: inputPath, info } = await openAudioInput(fetched, { media: this.deps.media, tmpDir: ctx.tmpDir, signal: ctx.signal });
     // The header's duration is a claim: length, limit and price are what the decoder yields (stopped at the limit).
