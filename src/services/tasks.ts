@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, concurrencyLimited } from '../domain/errors.js';
-import { newTaskId, type QueriedTask, type TaskKind } from '../domain/task.js';
+import { isFinished, newTaskId, type QueriedTask, type TaskKind } from '../domain/task.js';
 import type { BlobUrls } from '../ports/blob-store.js';
 import type { JobQueue } from '../ports/queue.js';
 import type { TaskStore } from '../ports/task-store.js';
@@ -115,7 +115,7 @@ export class TaskService {
   /** Unknown, expired, other-account and other-kind ids all answer 101008. */
   async get(kind: TaskKind, id: string, caller: Caller): Promise<Record<string, unknown>> {
     const task = await this.deps.tasks.getForQuery(id);
-    if (!task || task.kind !== kind || task.accountId !== caller.account.id || task.expiresAt <= this.now()) {
+    if (!task || task.kind !== kind || task.accountId !== caller.account.id || this.expired(task)) {
       throw new AppError('TASK_NOT_FOUND');
     }
     const data = await this.present(task);
@@ -124,12 +124,21 @@ export class TaskService {
   }
 
   /**
+   * Past its expiry and finished. A task still queued or running at its expiry is answered as it is: the reaper
+   * leaves a running one to finish (then kept a while) and fails a queued one; answering 101008 meanwhile told
+   * clients it was gone, and they stopped polling a task they were then charged for (found from outside).
+   */
+  private expired(task: QueriedTask): boolean {
+    return isFinished(task.state) && task.expiresAt <= this.now();
+  }
+
+  /**
    * A task's query data, for a callback: what task/get answers its owner. Null when the task is gone or
    * expired.
    */
   async presentById(id: string): Promise<{ kind: TaskKind; data: Record<string, unknown> } | null> {
     const task = await this.deps.tasks.getForQuery(id);
-    if (!task || task.expiresAt <= this.now()) return null;
+    if (!task || this.expired(task)) return null;
     try {
       const data = await this.present(task);
       return data ? { kind: task.kind, data } : null;

@@ -145,6 +145,10 @@ describe('envelope and error table', () => {
     expect((await app.post(TTS_GET, { global_id: id }, b.key)).json).toEqual(notFound);
     expect((await app.post(`${API}/enhance/task/get`, { job_id: id }, a.key)).json).toEqual(notFound);
     await app.container.db.updateTable('tasks').set({ expires_at: Date.now() - 1 }).where('id', '=', id).execute();
+    // Still queued past its expiry: answered as it is (the reaper fails it, with a reason, at its next sweep).
+    expect((await app.post(TTS_GET, { global_id: id }, a.key)).json).toMatchObject({ code: 100000, data: { status: 'waiting' } });
+    // Finished and past its expiry: gone.
+    await app.container.db.updateTable('tasks').set({ state: 'failed', error: 'x', finished_at: Date.now() }).where('id', '=', id).execute();
     expect((await app.post(TTS_GET, { global_id: id }, a.key)).json).toEqual(notFound);
   });
 });
