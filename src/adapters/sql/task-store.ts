@@ -285,18 +285,21 @@ export class SqlTaskStore implements TaskStore {
       // and then sees it finished, and two tasks of one account charge one after the other.
       const task = await trx
         .selectFrom('tasks')
-        .select(['state', 'account_id'])
+        .select(['state', 'account_id', 'hold'])
         .where('id', '=', id)
         .$if(this.rowLocks, (q) => q.forUpdate())
         .executeTakeFirst();
       if (!task || task.state === 'success' || task.state === 'failed') return false;
       const account = await trx
         .selectFrom('accounts')
-        .select('balance')
+        .select(['balance', 'held'])
         .where('id', '=', task.account_id)
         .$if(this.rowLocks, (q) => q.forUpdate())
         .executeTakeFirstOrThrow();
-      const charge = amountToCharge(outcome.price, Number(account.balance));
+      // What the account's other unfinished tasks hold is theirs: a price over this task's own hold (a podcast episode
+      // longer than its minimum) takes what is left beside them, never their credits, which made them free.
+      const othersHold = Math.max(0, Number(account.held) - Number(task.hold));
+      const charge = amountToCharge(outcome.price, Number(account.balance) - othersHold);
       if (charge > 0) {
         await trx
           .updateTable('accounts')

@@ -58,12 +58,28 @@ export function holdsContract(use: () => StoreFixture): void {
     expect(await fundsOf(fx, owner.accountId)).toEqual({ balance: 25, held: 25 });
     const holds = await fx.db.selectFrom('tasks').select('hold').where('account_id', '=', owner.accountId).execute();
     expect(holds.map((h) => Number(h.hold)).sort((a, b) => a - b)).toEqual([5, 10, 10]);
-    // An episode's success charges its price (capped by the balance) and releases what it held.
+    // An episode's success charges its price, capped by what the others' holds leave (here its own hold), and releases it.
     const first = made.find((m) => m.created);
     if (!first?.created) throw new Error('unreachable');
     const itsHold = Number((await fx.db.selectFrom('tasks').select('hold').where('id', '=', first.task.id).executeTakeFirstOrThrow()).hold);
     expect(await fx.tasks.completeSuccess(first.task.id, { result: {}, engine: 'e', price: 20 }, Date.now())).toBe(true);
-    expect(await fundsOf(fx, owner.accountId)).toEqual({ balance: 5, held: 25 - itsHold });
+    expect(await fundsOf(fx, owner.accountId)).toEqual({ balance: 25 - itsHold, held: 25 - itsHold });
+  });
+
+  it('a price over its own hold takes what the other unfinished tasks leave, never what they hold', async () => {
+    const fx = use();
+    const owner = await fx.seed({ credits: 25 });
+    const episode = await fx.tasks.createWithinLimit(fx.task(owner, { kind: 'podcast_audio', holdUpTo: 10 }), 100);
+    const tts = await fx.tasks.createWithinLimit(fx.task(owner, { hold: 3 }), 100);
+    if (!episode.created || !tts.created) throw new Error('both are created');
+    expect(await fundsOf(fx, owner.accountId)).toEqual({ balance: 25, held: 13 });
+    // A 4-minute episode (40) finishes first: 22 of the 25, the TTS task's 3 stay for it.
+    expect(await fx.tasks.completeSuccess(episode.task.id, { result: {}, engine: 'e', price: 40 }, Date.now())).toBe(true);
+    expect(await fundsOf(fx, owner.accountId)).toEqual({ balance: 3, held: 3 });
+    expect(await fx.tasks.completeSuccess(tts.task.id, { result: {}, engine: 'e', price: 3 }, Date.now())).toBe(true);
+    expect(await fundsOf(fx, owner.accountId)).toEqual({ balance: 0, held: 0 });
+    const charged = await fx.db.selectFrom('tasks').select(['id', 'charged']).where('account_id', '=', owner.accountId).execute();
+    expect(Object.fromEntries(charged.map((t) => [t.id, Number(t.charged)]))).toEqual({ [episode.task.id]: 22, [tts.task.id]: 3 });
   });
 
   it('reserves a price once it is known, counts a retried task\'s own hold as its own, and charges it on success', async () => {
