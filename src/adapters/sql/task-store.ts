@@ -3,6 +3,7 @@ import type { Database } from './schema.js';
 import { dialectOf, lockScope, writeTransaction } from './dialect.js';
 import { WriteBatcher, unitsInTransaction } from './write-batch.js';
 import { fundsQuery, holdOnCreate, reserveHold, toFunds } from './holds.js';
+import { keptAfterFinishing } from './expiry.js';
 import type { CreateWithinLimitResult, KeyUsage, NewTask, ReserveResult, SuccessOutcome, TaskFilter, TaskStore } from '../../ports/task-store.js';
 import type { QueriedTask, TaskKind, TaskRecord, TaskState } from '../../domain/task.js';
 import { amountToCharge } from '../../domain/pricing.js';
@@ -132,20 +133,6 @@ export function newRow(task: NewTask): TaskRow {
     expires_at: task.expiresAt,
     hold: task.hold ?? 0,
   };
-}
-
-/** How long a task that finishes is kept at least: its result must be fetchable after it is made. */
-export const KEPT_AFTER_FINISHING_MS = 3600_000;
-
-/**
- * A finishing task's expiry: as it was, but at least its TTL (expires_at - created_at) or KEPT_AFTER_FINISHING_MS,
- * whichever is shorter, after `now`. A task that ran or waited past its expiry used to be reaped the moment it
- * finished (found from outside: long separations with a short TASK_TTL_SECONDS, results lost).
- */
-function keptAfterFinishing(now: number) {
-  const ttl = sql<number>`(expires_at - created_at)`;
-  const least = sql<number>`(case when ${ttl} < ${KEPT_AFTER_FINISHING_MS} then ${ttl} else ${KEPT_AFTER_FINISHING_MS} end)`;
-  return sql<number>`(case when expires_at < ${now} + ${least} then ${now} + ${least} else expires_at end)`;
 }
 
 /** The delivery row of a task's callback_url, written in the task's own transaction. */
