@@ -106,10 +106,14 @@ async function removeIfExists(path: string): Promise<void> {
 }
 
 /** Network errors name the URL and the underlying cause (fetch alone says only "fetch failed"). */
+/** A body longer than the catalogue's size for its file (its part is removed, not kept to resume). */
+class OversizeDownload extends Error {}
+
 async function withContext<T>(url: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
+    if (err instanceof OversizeDownload) throw err;
     // As fetch does: a cancelled download rejects with the signal's reason, whatever the stream threw.
     if (signal?.aborted) throw signal.reason;
     if ((err as Error).name === 'AbortError') throw err;
@@ -234,6 +238,16 @@ async function downloadFile(
     hash = createHash(algorithm);
   }
   if (!res.body) throw new Error(`download of ${url}: empty response body`);
+  // The catalogue knows each file's size: a mirror that announces or sends more is cut off there, and the part
+  // removed (found from outside: a mirror announcing 20 GB filled the part file until it gave up, 41 MB for a 0.3 MB
+  // file, and "run pull again to resume" only started it over).
+  const tooLong = (bytes: number) => `download of ${url}: the mirror sends more than the catalogue's ${file.sizeBytes} bytes for ${file.path} (${bytes} so far); not the file it names`;
+  const announced = Number(res.headers.get('content-length') ?? NaN);
+  if (file.sizeBytes > 0 && Number.isFinite(announced) && offset + announced > file.sizeBytes) {
+    await res.body.cancel();
+    await removeIfExists(part);
+    throw new Error(tooLong(offset + announced));
+  }
   const body = res.body as unknown as AsyncIterable<Uint8Array>;
 
   await mkdir(dirname(part), { recursive: true });
@@ -243,6 +257,7 @@ async function downloadFile(
     report(received);
     await withContext(url, opts.signal, async () => {
       for await (const chunk of body) {
+        if (file.sizeBytes > 0 && received + chunk.byteLength > file.sizeBytes) throw new OversizeDownload(tooLong(received + chunk.byteLength));
         hash.update(chunk);
         await fh.write(chunk);
         received += chunk.byteLength;
@@ -250,8 +265,15 @@ async function downloadFile(
       }
     });
     await fh.sync();
+  } catch (err) {
+    if (err instanceof OversizeDownload) {
+      await fh.close().catch(() => undefined);
+      await removeIfExists(part);
+      throw new Error(err.message);
+    }
+    throw err;
   } finally {
-    await fh.close();
+    await fh.close().catch(() => undefined);
   }
 
   const actual = hash.digest('hex');

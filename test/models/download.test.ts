@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, stat, writeFile, mkdir, readdir, utimes } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChecksumMismatchError, listModels, pullModel } from '../../src/models/download.js';
@@ -13,7 +14,7 @@ const CONFIG = Buffer.from('{"audio":{"sample_rate":22050}}');
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-type Mode = 'range' | 'ignore-range' | 'cut';
+type Mode = 'range' | 'ignore-range' | 'cut' | 'huge-length' | 'endless';
 let mode: Mode = 'range';
 let requests: Array<{ url: string; range: string | undefined }> = [];
 let server: Server;
@@ -39,6 +40,20 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
       'accept-ranges': 'bytes',
     });
     res.end(body.subarray(start));
+    return;
+  }
+  if (mode === 'huge-length' && body === BODY) {
+    // A mirror announcing 20 GB for the file.
+    res.writeHead(200, { 'content-length': String(20 * 2 ** 30) });
+    res.write(Buffer.alloc(64 * 1024));
+    setTimeout(() => res.socket?.destroy(), 2000);
+    return;
+  }
+  if (mode === 'endless' && body === BODY) {
+    // No length, and more bytes than the file has: 4 MB, then the connection is dropped.
+    res.writeHead(200, {});
+    for (let i = 0; i < 64; i++) res.write(Buffer.alloc(64 * 1024, 1));
+    setTimeout(() => res.socket?.destroy(), 2000);
     return;
   }
   res.writeHead(200, { 'content-length': body.length, 'accept-ranges': mode === 'range' ? 'bytes' : 'none' });
@@ -178,6 +193,15 @@ describe('pullModel', () => {
     expect((await readFile(binPath())).equals(BODY)).toBe(true);
   });
 
+  it('cuts a mirror that announces or sends more than the catalogue\'s size off there, keeping no part', async () => {
+    for (const m of ['huge-length', 'endless'] as const) {
+      mode = m;
+      await expect(pullModel(entry(), { modelsDir }), m).rejects.toThrow(/the mirror sends more than the catalogue's 300000 bytes for model\.bin .*not the file it names/);
+      await expect(stat(`${binPath()}.part`), m).rejects.toThrow();
+      await expect(stat(binPath()), m).rejects.toThrow();
+    }
+  });
+
   it('fails clearly on HTTP errors', async () => {
     const e = entry();
     e.files[0]!.url = `${base}/missing`;
@@ -299,6 +323,20 @@ describe('one writer per model file', () => {
     for (const r of refused) expect(String(r.reason)).toMatch(/another download of .*model\.bin is in progress/);
     expect(sha256(await readFile(join(modelsDir, 'test-model', 'model.bin')))).toBe(sha256(BODY));
     expect((await readdir(join(modelsDir, 'test-model'))).filter((n) => n.endsWith('.lock'))).toEqual([]);
+  });
+
+  it('a lock of this host whose process is gone (a pull stopped with Ctrl-C) is taken over at once', async () => {
+    const lock = join(modelsDir, 'test-model', 'model.bin.lock');
+    await mkdir(join(modelsDir, 'test-model'), { recursive: true });
+    const gone = spawnSync(process.execPath, ['-e', 'process.pid']).pid;
+    await writeFile(lock, `${gone} ${hostname()}\n`);
+    await pullModel(entry(), { modelsDir });
+    expect(sha256(await readFile(join(modelsDir, 'test-model', 'model.bin')))).toBe(sha256(BODY));
+    // A live holder (this process, as another download of it would be) still makes a pull wait.
+    await rm(join(modelsDir, 'test-model', 'model.bin'));
+    await writeFile(lock, `${process.pid} ${hostname()}\n`);
+    await expect(pullModel(entry(), { modelsDir })).rejects.toThrow(/in progress/);
+    await rm(lock);
   });
 
   it('a lock left by a process that died is taken over once stale', async () => {
