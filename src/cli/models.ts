@@ -17,7 +17,12 @@ export interface ModelCommandDeps {
   baseUrl?: string;
   /** Draw a progress bar (stderr is a terminal) instead of progress lines. */
   progressBar?: boolean;
+  /** Give a download up after this long without a byte (default PULL_STALL_MS; tests shorten it). */
+  pullStallMs?: number;
 }
+
+/** As long as the server's own downloads wait for a byte (src/models/auto-pull.ts): a stalled mirror is given up. */
+export const PULL_STALL_MS = 30_000;
 
 const KINDS: readonly ModelKind[] = ['tts', 'separation', 'enhance', 'vad', 'asr', 'llm'];
 const MiB = 1024 * 1024;
@@ -100,18 +105,33 @@ export function registerModelCommands(program: Command, deps: ModelCommandDeps):
       const bar = deps.progressBar ? progressBar() : null;
       const onProgress = bar ? bar.onProgress : progressReporter(writeProgress);
       const pulled: PullResult[] = [];
+      // A mirror that stops sending (or never answers) is given up after PULL_STALL_MS without a byte, as the server's
+      // own downloads are: `models pull` used to wait for ever, silently.
+      const stalled = new AbortController();
+      const stallMs = deps.pullStallMs ?? PULL_STALL_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const watch = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => stalled.abort(new CliError(`download stalled: no data for ${stallMs / 1000} s; run pull again to resume`)), stallMs);
+      };
       try {
         for (const entry of entries) {
+          watch();
           pulled.push(
             await pullModel(entry, {
               modelsDir: deps.modelsDir,
-              onProgress,
+              onProgress: (p) => {
+                watch();
+                onProgress(p);
+              },
+              signal: stalled.signal,
               ...(deps.fetchImpl ? { fetchImpl: deps.fetchImpl } : {}),
               ...(deps.baseUrl ? { baseUrl: deps.baseUrl } : {}),
             }),
           );
         }
       } finally {
+        clearTimeout(timer);
         bar?.stop();
       }
       deps.print(opts.allTts ? { pulled } : pulled[0]);

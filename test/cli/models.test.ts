@@ -17,6 +17,12 @@ let modelsDir = '';
 
 beforeAll(async () => {
   server = createServer((req, res) => {
+    if (req.url === '/stall.bin') {
+      // Some bytes, then nothing more: a mirror that stalls.
+      res.writeHead(200, { 'content-length': BODY.length });
+      res.write(BODY.subarray(0, 1000));
+      return;
+    }
     if (req.url !== '/a.bin') return void res.writeHead(404).end();
     res.writeHead(200, { 'content-length': BODY.length }).end(BODY);
   });
@@ -41,7 +47,7 @@ function catalog(): ModelEntry[] {
   ];
 }
 
-async function run(args: string[]): Promise<{ printed: unknown[]; progress: string[] }> {
+async function run(args: string[], entries: ModelEntry[] = catalog()): Promise<{ printed: unknown[]; progress: string[] }> {
   const printed: unknown[] = [];
   const progress: string[] = [];
   const program = new Command('soundry').exitOverride();
@@ -49,13 +55,22 @@ async function run(args: string[]): Promise<{ printed: unknown[]; progress: stri
     modelsDir,
     print: (o) => printed.push(o),
     progress: (l) => progress.push(l),
-    catalog: catalog(),
+    catalog: entries,
+    pullStallMs: 500,
   });
   await program.parseAsync(['node', 'soundry', ...args]);
   return { printed, progress };
 }
 
 describe('models CLI', () => {
+  it('gives a stalled download up after the stall limit, saying so, and keeps its part to resume', async () => {
+    const started = Date.now();
+    const stalls: ModelEntry = { ...catalog()[0]!, name: 'vad-stalls', files: [{ ...catalog()[0]!.files[0]!, url: `${base}/stall.bin` }] };
+    await expect(run(['models', 'pull', 'vad-stalls'], [...catalog(), stalls])).rejects.toThrow('download stalled: no data for 0.5 s; run pull again to resume');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect((await readFile(join(modelsDir, 'vad-stalls', 'a.bin.part'))).length).toBe(1000);
+  });
+
   it('lists the catalog as one JSON object', async () => {
     const { printed } = await run(['models', 'list']);
     expect(printed).toHaveLength(1);
