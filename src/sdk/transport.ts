@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, openAsBlob } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -138,7 +139,20 @@ export class Transport {
       },
     });
     await mkdir(dirname(dest), { recursive: true });
-    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, createWriteStream(dest));
+    // Into a file beside `dest`, renamed over it once whole: a download cut off part way used to truncate the file the
+    // user already had at that path and leave a half-written one (found from outside).
+    const part = `${dest}.part-${randomBytes(4).toString('hex')}`;
+    try {
+      await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, createWriteStream(part, { flags: 'wx' }));
+      if (total !== null && done !== total) throw new Error(`the answer ended after ${done} of ${total} bytes`);
+      await rename(part, dest);
+    } catch (err) {
+      await rm(part, { force: true });
+      if (err instanceof SoundryError) throw err;
+      // A local file error (the path is a folder, not writable) is the caller's to fix; anything else is the connection.
+      const local = typeof (err as NodeJS.ErrnoException).syscall === 'string';
+      throw new SoundryError(`Download of ${url} to ${dest} failed: ${(err as Error).message}; nothing was written to ${dest}`, local ? 'input' : 'network');
+    }
     return dest;
   }
 }
