@@ -1,5 +1,5 @@
-import { basename, extname } from 'node:path';
-import { readFile } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { ERRORS } from '../domain/errors.js';
@@ -76,6 +76,17 @@ const isTtsLanguage = (v: string): v is TtsLanguage => (TTS_LANGUAGES as readonl
 const flagOption = (flag: EnhanceFlag) => `--${flag.replace(/_/g, '-')}`;
 const camel = (flag: EnhanceFlag) => flag.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
+/**
+ * Checked before the task is created (and charged): an output path that cannot be written was found only once the
+ * result was paid for, with a bare errno message and no way to get the result (found from outside).
+ */
+async function checkOutput(path: string, want: 'file' | 'folder'): Promise<void> {
+  if (!path.trim()) throw new SoundryError('The output path is empty: give one with -o', 'input');
+  const info = await stat(path).catch(() => null);
+  if (want === 'file' && info?.isDirectory()) throw new SoundryError(`The output ${path} is a folder: give a file name with -o (e.g. ${join(path, 'out.mp3')})`, 'input');
+  if (want === 'folder' && info && !info.isDirectory()) throw new SoundryError(`The output ${path} is a file: give a folder for the stems with -o`, 'input');
+}
+
 export function registerClientCommands(program: Command, deps: ClientDeps): void {
   /** Runs one client call with a progress reporter, so every command handles its bars the same way. */
   const withClient = async <T>(work: (client: Soundry, onProgress: OnProgress) => Promise<T>): Promise<T> => {
@@ -98,6 +109,7 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
     .option('--emotion <id>', 'emotion id 0-8 (0 auto)', intOption('--emotion', 0, 8), 0)
     .option('--speed <x>', 'speed multiplier (0.5, 1, 2)', (v) => Number(v), 1)
     .action(async (text: string, o: { output: string; voice?: number; language: string; emotion: number; speed: number }) => {
+      await checkOutput(o.output, 'file');
       const result = await withClient(async (client, onProgress) => {
         // The default voice: an installed neural one when the server has it (never one it would first download).
         const voices = o.voice === undefined ? await client.tts.voices({ language: o.language }) : [];
@@ -127,6 +139,7 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
     .action(async (input: string, o: { model: (typeof MODEL_TYPES)[number]; output: string; format: string }) => {
       const format = o.format === 'mp3' || o.format === 'wav' || o.format === 'flac' ? o.format : null;
       if (!format) throw new SoundryError('--format must be mp3, wav or flac', 'input');
+      await checkOutput(o.output, 'folder');
       const result = await withClient((client, onProgress) => client.separation.run(input, { modelType: o.model, outputDir: o.output, format, onProgress }));
       // Why the built-in engine ran, and which stems it doubted: a script reading the output should see both.
       const { engine_note: engineNote, stem_notes: stemNotes } = result.data;
@@ -142,6 +155,7 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
   enhance.action(async (input: string, o: Record<string, string | boolean | undefined>) => {
     const flags = ENHANCE_FLAGS.filter((f) => o[camel(f)] === true);
     const output = typeof o.output === 'string' ? o.output : `${basename(input.split('?')[0] ?? input, extname(input))}.enhanced${extname(input) || '.wav'}`;
+    await checkOutput(output, 'file');
     const result = await withClient((client, onProgress) => client.enhance.run(input, { flags, output, onProgress }));
     deps.print({ file: result.file, stages: result.data.stages, engine: result.data.engine, credits: result.data.credits });
   });
@@ -170,6 +184,7 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
       if (!source && !text) throw new SoundryError('Give a source (URL or file), --text or --text-file', 'input');
       const language = o.language !== undefined && isPodcastLanguage(o.language) ? o.language : undefined;
       const opts = { output: o.output, style: o.style, duration: o.duration, ...(language ? { language } : {}) };
+      await checkOutput(o.output, 'file');
       const result = await withClient((client, onProgress) => {
         const from = text !== undefined ? { text } : /^https?:\/\//i.test(source!) ? { url: source!, sourceType: o.video ? (2 as const) : (1 as const) } : { file: source! };
         return client.podcast.run(from, { ...opts, onProgress });

@@ -116,6 +116,16 @@ describe('soundry client commands', () => {
     const down = await soundry(['tts', 'x'], { SOUNDRY_URL: 'http://127.0.0.1:9' });
     expect(down.code).toBe(5);
     expect(down.err).toContain('Cannot reach http://127.0.0.1:9');
+    // An output that cannot be written is refused before any task is created (and charged).
+    const tasksBefore = (await app.container.tasks.list({ limit: 10_000 })).length;
+    const folder = await soundry(['tts', 'x', '-o', '.']);
+    expect(folder.code).toBe(2);
+    expect(folder.err).toContain('The output . is a folder: give a file name with -o');
+    const file = await soundry(['separate', song, '-o', song]);
+    expect(file.code).toBe(2);
+    expect(file.err).toContain(`The output ${song} is a file: give a folder for the stems with -o`);
+    expect((await soundry(['tts', 'x', '-o', ''])).err).toContain('The output path is empty');
+    expect((await app.container.tasks.list({ limit: 10_000 })).length).toBe(tasksBefore);
   }, 60_000);
 
   it('keeps the admin commands, and they say which database they use', async () => {
