@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../config/config.js';
 import { openDatabase } from '../app/database.js';
@@ -25,6 +26,10 @@ async function main(argv: string[]): Promise<void> {
     if (!db) {
       const where = config.DATABASE_URL ? `PostgreSQL (DATABASE_URL)` : `SQLite ${config.DB_PATH} (DATA_DIR=${config.DATA_DIR})`;
       process.stderr.write(`soundry: using the database ${where}; the server must use the same one\n`);
+      // A mistyped DATA_DIR made a new, empty database without a word beyond the line above (found from outside).
+      if (!config.DATABASE_URL && !existsSync(config.DB_PATH)) {
+        process.stderr.write(`soundry: there is no database at ${config.DB_PATH} yet: this command creates a new, empty one. If the server runs with another DATA_DIR, this is not its database: set the same DATA_DIR\n`);
+      }
       db = await openDatabase(config, { applicationName: 'soundry-cli', poolSize: 1 });
     }
     return db;

@@ -133,5 +133,10 @@ describe('soundry client commands', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out.api_key).toMatch(/^sk_/);
     expect(r.err).toContain(`using the database SQLite ${join(app.dataDir, 'soundry.db')}`);
+    expect(r.err).not.toContain('there is no database');
+    // A DATA_DIR without a database (a typo) is said to make a new, empty one.
+    const typo = join(app.dataDir, 'typo');
+    const t = await soundry(['tasks', 'list'], { DATA_DIR: typo });
+    expect(t.err).toContain(`there is no database at ${join(typo, 'soundry.db')} yet: this command creates a new, empty one`);
   }, 60_000);
 });
