@@ -157,7 +157,9 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
     const output = typeof o.output === 'string' ? o.output : `${basename(input.split('?')[0] ?? input, extname(input))}.enhanced${extname(input) || '.wav'}`;
     await checkOutput(output, 'file');
     const result = await withClient((client, onProgress) => client.enhance.run(input, { flags, output, onProgress }));
-    deps.print({ file: result.file, stages: result.data.stages, engine: result.data.engine, credits: result.data.credits });
+    // reasons: why each stage ran or did not, and why a built-in stage stood in for a neural one (docs/api.md).
+    const { reasons } = result.data;
+    deps.print({ file: result.file, stages: result.data.stages, engine: result.data.engine, ...(reasons && Object.keys(reasons).length ? { reasons } : {}), credits: result.data.credits });
   });
 
   program
@@ -189,6 +191,11 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
         const from = text !== undefined ? { text } : /^https?:\/\//i.test(source!) ? { url: source!, sourceType: o.video ? (2 as const) : (1 as const) } : { file: source! };
         return client.podcast.run(from, { ...opts, onProgress });
       });
-      deps.print({ file: result.file, title: result.episode.title, script_id: result.script.global_id, audio_id: result.episode.global_id, credits: result.episode.credits });
+      // Why the built-in generator wrote the script, or a built-in voice spoke for a host (docs/api.md), as the other commands say it.
+      const notes = [result.script.engine_note, result.episode.engine_note].filter((n): n is string => typeof n === 'string' && n.length > 0);
+      deps.print({
+        file: result.file, title: result.episode.title, script_id: result.script.global_id, audio_id: result.episode.global_id,
+        script_engine: result.script.engine, ...(notes.length ? { engine_note: notes.join(' ') } : {}), credits: result.episode.credits,
+      });
     });
 }

@@ -86,6 +86,8 @@ describe('soundry client commands', () => {
     const e = await soundry(['enhance', song, '--remove-noise', '--normalize', '-o', 'clean.wav']);
     expect(e.code, e.err).toBe(0);
     expect(e.out.stages).toEqual(expect.arrayContaining(['normalize']));
+    // Why each stage ran (or what stood in for a neural one), as the API's result says it.
+    expect(typeof e.out.reasons?.normalize).toBe('string');
     expect(Math.abs((await seconds(join(app.dataDir, 'clean.wav'))) - 3)).toBeLessThan(0.1);
   }, 180_000);
 
@@ -94,6 +96,7 @@ describe('soundry client commands', () => {
     const r = await soundry(['podcast', '--text', text, '--duration', '1', '--language', 'en', '-o', 'episode.mp3']);
     expect(r.code, r.err).toBe(0);
     expect(r.out.title).toBeTruthy();
+    expect(r.out.script_engine).toBeTruthy();
     expect(await seconds(join(app.dataDir, 'episode.mp3'))).toBeGreaterThan(5);
   }, 240_000);
 
