@@ -23,28 +23,28 @@ export const NOT_AUDIO_MESSAGE = 'The input is not an audio or video file with a
  */
 export async function openAudioInput(path: string, opts: { media: MediaTools; tmpDir: string; signal: AbortSignal }): Promise<{ path: string; info: MediaInfo }> {
   const { media, tmpDir, signal } = opts;
-  const probe = (file: string) => probeMedia(file, { ffprobe: media.ffprobe, signal }).catch((err: unknown) => (signal.aborted ? Promise.reject(err) : null));
-  const copy = async (audioIndex: number): Promise<string | null> => {
+  // A tool that gives up on the file is an answer (null); an abort stays an abort.
+  const orNull = <T>(work: Promise<T>): Promise<T | null> => work.catch((err: unknown) => (signal.aborted ? Promise.reject(err) : null));
+  const probe = (file: string) => orNull(probeMedia(file, { ffprobe: media.ffprobe, signal }));
+  const copy = (audioIndex: number) => {
     const out = join(tmpDir, `input-track${audioIndex}.mka`);
-    return remuxAudio(path, out, { ffmpeg: media.ffmpeg, audioIndex, signal }).then(
-      () => out,
-      (err: unknown) => (signal.aborted ? Promise.reject(err) : null),
-    );
+    return orNull(remuxAudio(path, out, { ffmpeg: media.ffmpeg, audioIndex, signal }).then(() => out));
   };
   let input = path;
   let info = await probe(path);
+  /** Reads `made` (a copy or a fold of the input) from now on if it probes with audio; the original says whether it is a video. */
+  const adopt = async (made: string | null, original: MediaInfo) => {
+    const again = made ? await probe(made) : null;
+    if (!made || !again?.hasAudio) return;
+    input = made;
+    info = { ...again, hasVideo: original.hasVideo, audioIndex: original.audioIndex };
+  };
   if (!info) {
     const copied = await copy(0);
     info = copied ? await probe(copied) : null;
     if (copied && info) input = copied;
   } else if (info.hasAudio && info.audioIndex > 0) {
-    const copied = await copy(info.audioIndex);
-    const again = copied ? await probe(copied) : null;
-    // The copy keeps the chosen track's fields; whether the original is a video stays the original's answer.
-    if (copied && again?.hasAudio) {
-      input = copied;
-      info = { ...again, hasVideo: info.hasVideo, audioIndex: info.audioIndex };
-    }
+    await adopt(await copy(info.audioIndex), info);
   }
   if (!info || !info.hasAudio || !(info.sampleRate > 0)) throw new TaskFailure(NOT_AUDIO_MESSAGE);
   if (info.sampleRate < MIN_SAMPLE_RATE || info.sampleRate > MAX_SAMPLE_RATE) {
@@ -55,15 +55,7 @@ export async function openAudioInput(path: string, opts: { media: MediaTools; tm
   }
   if (info.channels > 8 && !info.channelLayout) {
     const folded = join(tmpDir, 'input-stereo.flac');
-    const ok = await foldUnplacedChannels(input, folded, { ffmpeg: media.ffmpeg, channels: info.channels, signal }).then(
-      () => true,
-      (err: unknown) => (signal.aborted ? Promise.reject(err) : false),
-    );
-    const again = ok ? await probe(folded) : null;
-    if (again?.hasAudio) {
-      input = folded;
-      info = { ...again, hasVideo: info.hasVideo, audioIndex: info.audioIndex };
-    }
+    await adopt(await orNull(foldUnplacedChannels(input, folded, { ffmpeg: media.ffmpeg, channels: info.channels, signal }).then(() => folded)), info);
   }
   return { path: input, info };
 }

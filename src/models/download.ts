@@ -253,6 +253,7 @@ async function downloadFile(
   await mkdir(dirname(part), { recursive: true });
   const fh = await open(part, append ? 'a' : 'w');
   let received = offset;
+  let oversize: OversizeDownload | null = null;
   try {
     report(received);
     await withContext(url, opts.signal, async () => {
@@ -266,14 +267,14 @@ async function downloadFile(
     });
     await fh.sync();
   } catch (err) {
-    if (err instanceof OversizeDownload) {
-      await fh.close().catch(() => undefined);
-      await removeIfExists(part);
-      throw new Error(err.message);
-    }
-    throw err;
+    if (!(err instanceof OversizeDownload)) throw err;
+    oversize = err;
   } finally {
-    await fh.close().catch(() => undefined);
+    await fh.close();
+  }
+  if (oversize) {
+    await removeIfExists(part);
+    throw oversize;
   }
 
   const actual = hash.digest('hex');
