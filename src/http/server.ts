@@ -27,6 +27,7 @@ import { registerUploadRoutes, UPLOAD_MULTIPART_LIMITS, UPLOAD_PATH } from './ro
 import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voice-assets.js';
 import { registerOpenAiRoutes } from './routes/openai.js';
 import { installCors } from './cors.js';
+import { deferredChildLogger } from './deferred-child-logger.js';
 import type { OpenAiSpeech } from '../kinds/tts/openai.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { registerConsoleRoutes } from './routes/console.js';
@@ -277,6 +278,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   // return503OnClosing off: fastify's own 503 body is not an envelope; the hook below answers instead.
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
+    childLoggerFactory: deferredChildLogger,
     bodyLimit: 8 * 1024 * 1024,
     trustProxy: false,
     return503OnClosing: false,
