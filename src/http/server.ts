@@ -27,6 +27,7 @@ import { registerUploadRoutes, UPLOAD_MULTIPART_LIMITS, UPLOAD_PATH } from './ro
 import { registerVoiceAssetRoutes, type VoiceSampleRenderer } from './routes/voice-assets.js';
 import { registerOpenAiRoutes } from './routes/openai.js';
 import { installCors } from './cors.js';
+import { answersAtTurnEnd } from './answers-at-turn-end.js';
 import { deferredChildLogger } from './deferred-child-logger.js';
 import type { OpenAiSpeech } from '../kinds/tts/openai.js';
 import { registerAccountRoutes } from './routes/account.js';
@@ -353,7 +354,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
   await app.register(multipart, { limits: { ...UPLOAD_MULTIPART_LIMITS, fileSize: deps.uploadMaxBytes } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  registerTaskRoutes(app, { auth: deps.auth, tasks: deps.tasks, limits: deps.limits, kinds: deps.kinds, docs });
+  registerTaskRoutes(app, { auth: deps.auth, tasks: deps.tasks, limits: deps.limits, kinds: deps.kinds, docs, atTurnEnd: answersAtTurnEnd(app.log) });
   registerVoiceRoutes(app, { auth: deps.auth, voices: deps.voices, limits: deps.limits, publicBaseUrl: deps.publicBaseUrl });
   registerVoiceAssetRoutes(app, { voices: deps.voices, blobs: deps.blobs, samples: deps.voiceSamples, tmpDir: deps.tmpDir });
   registerUploadRoutes(app, {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ApiKind } from '../../kinds/kind.js';
@@ -44,7 +44,7 @@ function queryBody(field: 'job_id' | 'global_id') {
 
 export function registerTaskRoutes(
   app: FastifyInstance,
-  deps: { auth: AuthService; tasks: TaskService; limits: RequestLimits; kinds: readonly ApiKind[]; docs: OpenApiDocs },
+  deps: { auth: AuthService; tasks: TaskService; limits: RequestLimits; kinds: readonly ApiKind[]; docs: OpenApiDocs; atTurnEnd: onSendHookHandler },
 ): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   // Polls are most of the traffic: at the default LOG_LEVEL=info, Fastify's two lines per request
@@ -86,6 +86,8 @@ export function registerTaskRoutes(
       },
       logLevel: pollLogLevel,
       onRequest: requireApiKey(deps.auth, deps.limits, 'query'),
+      // Polls answer from their own socket's callback: written together at the end of the turn (answers-at-turn-end.ts).
+      onSend: deps.atTurnEnd,
       handler: async (request) => {
         const body = request.body as { job_id?: string; global_id?: string };
         const id = (route.queryIdField === 'job_id' ? body.job_id ?? body.global_id : body.global_id ?? body.job_id) ?? '';
