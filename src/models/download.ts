@@ -11,6 +11,9 @@ import { checkTarget, FetchInputError, guardedGet, type AddressPolicy, type Look
 import { MODEL_CATALOG, modelSizeBytes, type ModelEntry, type ModelFile, type ModelKind } from './catalog.js';
 import { withDownloadLock } from './download-lock.js';
 import { checkModel, rememberVerified, type FileCheck, type ModelState } from './installed.js';
+import { ChecksumMismatchError, MirrorAnswer, sizeNote } from './mirror-answer.js';
+
+export { ChecksumMismatchError, type WrongBody } from './mirror-answer.js';
 
 export interface PullProgress {
   model: string;
@@ -44,17 +47,6 @@ export interface PullResult {
   name: string;
   dir: string;
   files: Array<{ path: string; outcome: FileOutcome; sizeBytes: number }>;
-}
-
-export class ChecksumMismatchError extends Error {
-  constructor(
-    readonly file: string,
-    readonly algorithm: 'sha256' | 'md5',
-    readonly expected: string,
-    readonly actual: string,
-  ) {
-    super(`checksum mismatch for ${file}: expected ${algorithm} ${expected}, got ${actual}; the download was discarded`);
-  }
 }
 
 export function modelDir(modelsDir: string, entry: Pick<ModelEntry, 'name'>): string {
@@ -241,7 +233,11 @@ async function downloadFile(
   // The catalogue knows each file's size: a mirror that announces or sends more is cut off there, and the part
   // removed (found from outside: a mirror announcing 20 GB filled the part file until it gave up, 41 MB for a 0.3 MB
   // file, and "run pull again to resume" only started it over).
-  const tooLong = (bytes: number) => `download of ${url}: the mirror sends more than the catalogue's ${file.sizeBytes} bytes for ${file.path} (${bytes} so far); not the file it names`;
+  const answer = new MirrorAnswer(url, res.headers.get('content-type'));
+  const tooLong = (bytes: number) => {
+    const html = answer.htmlNote(file.path);
+    return `download of ${url}: the mirror sends more than the catalogue's ${file.sizeBytes} bytes for ${file.path} (${bytes} so far); ${html || 'not the file it names'}`;
+  };
   const announced = Number(res.headers.get('content-length') ?? NaN);
   if (file.sizeBytes > 0 && Number.isFinite(announced) && offset + announced > file.sizeBytes) {
     await res.body.cancel();
@@ -253,11 +249,12 @@ async function downloadFile(
   await mkdir(dirname(part), { recursive: true });
   const fh = await open(part, append ? 'a' : 'w');
   let received = offset;
-  let oversize: OversizeDownload | null = null;
+  let failed: { err: unknown } | null = null;
   try {
     report(received);
     await withContext(url, opts.signal, async () => {
       for await (const chunk of body) {
+        answer.see(chunk);
         if (file.sizeBytes > 0 && received + chunk.byteLength > file.sizeBytes) throw new OversizeDownload(tooLong(received + chunk.byteLength));
         hash.update(chunk);
         await fh.write(chunk);
@@ -267,20 +264,28 @@ async function downloadFile(
     });
     await fh.sync();
   } catch (err) {
-    if (!(err instanceof OversizeDownload)) throw err;
-    oversize = err;
+    failed = { err };
   } finally {
     await fh.close();
   }
-  if (oversize) {
-    await removeIfExists(part);
-    throw oversize;
+  if (failed) {
+    // A part is kept to resume only while it can still be the start of the file: not past the catalogue's size, and
+    // not an HTML page (resuming a login page would append the model to it, and fail again at the end).
+    if (failed.err instanceof OversizeDownload || answer.isHtml()) await removeIfExists(part);
+    if (answer.isHtml() && !(failed.err instanceof OversizeDownload) && !opts.signal?.aborted) {
+      // Not "run pull again to resume": the page is gone, and what it was is the news.
+      throw new Error(`download of ${url} refused: ${answer.htmlNote(file.path)}: ${sizeNote(file.path, received, file.sizeBytes)} before the answer broke off; the download was discarded`, { cause: failed.err });
+    }
+    throw failed.err;
   }
 
   const actual = hash.digest('hex');
   if (actual !== expected) {
     await removeIfExists(part);
-    throw new ChecksumMismatchError(file.path, algorithm, expected, actual);
+    const resumedFrom = append ? offset : 0;
+    throw new ChecksumMismatchError(file.path, algorithm, expected, actual, {
+      url, receivedBytes: received, expectedBytes: file.sizeBytes, html: answer.htmlNote(file.path), ...(resumedFrom ? { resumedFrom } : {}),
+    });
   }
   await rename(part, dest);
   return resumed ? 'resumed' : 'downloaded';
