@@ -45,7 +45,7 @@ function progressReporter(write: (line: string) => void): (p: PullProgress) => v
 }
 
 /** A cli-progress bar per file on stderr; stdout keeps its one JSON object. */
-function progressBar(): { onProgress: (p: PullProgress) => void; stop: () => void } {
+function progressBar(): { onProgress: (p: PullProgress) => void; log: (line: string) => void; stop: () => void } {
   const bars = new cliProgress.MultiBar(
     { stream: process.stderr, format: '{file} [{bar}] {percentage}% {got}/{size} MiB', hideCursor: true, clearOnComplete: false },
     cliProgress.Presets.shades_classic,
@@ -59,6 +59,7 @@ function progressBar(): { onProgress: (p: PullProgress) => void; stop: () => voi
       if (!bar) byFile.set(key, (bar = bars.create(p.totalBytes, p.receivedBytes, payload)));
       bar.update(p.receivedBytes, payload);
     },
+    log: (line) => bars.log(line),
     stop: () => bars.stop(),
   };
 }
@@ -105,36 +106,52 @@ export function registerModelCommands(program: Command, deps: ModelCommandDeps):
       const bar = deps.progressBar ? progressBar() : null;
       const onProgress = bar ? bar.onProgress : progressReporter(writeProgress);
       const pulled: PullResult[] = [];
-      // A mirror that stops sending (or never answers) is given up after PULL_STALL_MS without a byte, as the server's
-      // own downloads are: `models pull` used to wait for ever, silently.
-      const stalled = new AbortController();
+      // --all-tts goes on past a model that fails (found from outside: the first failure stopped it, and every voice
+      // after it was left unpulled and unmentioned); each failure is listed and the command exits 1 at the end.
+      const failed: Array<{ model: string; error: string }> = [];
       const stallMs = deps.pullStallMs ?? PULL_STALL_MS;
       let timer: NodeJS.Timeout | undefined;
-      const watch = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => stalled.abort(new CliError(`download stalled: no data for ${stallMs / 1000} s; run pull again to resume`)), stallMs);
-      };
       try {
         for (const entry of entries) {
+          // A mirror that stops sending (or never answers) is given up after PULL_STALL_MS without a byte, as the
+          // server's own downloads are: `models pull` used to wait for ever, silently. One watch per model, so a stall
+          // fails that model only.
+          const stalled = new AbortController();
+          const watch = () => {
+            clearTimeout(timer);
+            timer = setTimeout(() => stalled.abort(new CliError(`download stalled: no data for ${stallMs / 1000} s; run pull again to resume`)), stallMs);
+          };
           watch();
-          pulled.push(
-            await pullModel(entry, {
-              modelsDir: deps.modelsDir,
-              onProgress: (p) => {
-                watch();
-                onProgress(p);
-              },
-              signal: stalled.signal,
-              ...(deps.fetchImpl ? { fetchImpl: deps.fetchImpl } : {}),
-              ...(deps.baseUrl ? { baseUrl: deps.baseUrl } : {}),
-            }),
-          );
+          try {
+            pulled.push(
+              await pullModel(entry, {
+                modelsDir: deps.modelsDir,
+                onProgress: (p) => {
+                  watch();
+                  onProgress(p);
+                },
+                signal: stalled.signal,
+                ...(deps.fetchImpl ? { fetchImpl: deps.fetchImpl } : {}),
+                ...(deps.baseUrl ? { baseUrl: deps.baseUrl } : {}),
+              }),
+            );
+          } catch (err) {
+            if (!opts.allTts) throw err;
+            const error = err instanceof Error ? err.message : String(err);
+            failed.push({ model: entry.name, error });
+            (bar ? bar.log : writeProgress)(`${entry.name}: failed: ${error}\n`);
+          } finally {
+            clearTimeout(timer);
+          }
         }
       } finally {
-        clearTimeout(timer);
         bar?.stop();
       }
-      deps.print(opts.allTts ? { pulled } : pulled[0]);
+      if (!opts.allTts) return deps.print(pulled[0]);
+      deps.print({ pulled, failed });
+      if (failed.length) {
+        throw new CliError(`${failed.length} of ${entries.length} TTS models could not be pulled: ${failed.map((f) => f.model).join(', ')}; their errors are in the output's failed list`);
+      }
     });
 
   models

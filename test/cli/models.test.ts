@@ -1,14 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerModelCommands } from '../../src/cli/models.js';
-import type { ModelEntry } from '../../src/models/catalog.js';
+import { MODEL_CATALOG, type ModelEntry } from '../../src/models/catalog.js';
 
 const BODY = randomBytes(50_000);
 let server: Server;
@@ -23,7 +25,9 @@ beforeAll(async () => {
       res.write(BODY.subarray(0, 1000));
       return;
     }
-    if (req.url !== '/a.bin') return void res.writeHead(404).end();
+    // A mirror (MODELS_BASE_URL) with two of the catalogue's voices, pinned to stand-in bytes by the test's catalog file.
+    const mirrored = /^\/mirror\/piper-en_US-(lessac|ryan)-medium\/[^/]+$/.test(req.url ?? '');
+    if (req.url !== '/a.bin' && !mirrored) return void res.writeHead(404).end();
     res.writeHead(200, { 'content-length': BODY.length }).end(BODY);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -108,8 +112,58 @@ describe('models CLI', () => {
 
   it('pulls every TTS model with --all-tts (none in this test catalog)', async () => {
     const { printed } = await run(['models', 'pull', '--all-tts']);
-    expect(printed).toEqual([{ pulled: [] }]);
+    expect(printed).toEqual([{ pulled: [], failed: [] }]);
   });
+
+  it('--all-tts goes on past failures, lists them beside what was pulled, and then fails (exit 1)', async () => {
+    // Found from outside: the first failure stopped the command, and every voice after it was left unpulled.
+    const tts = (name: string, path: string): ModelEntry => ({
+      name, kind: 'tts', engine: 'piper', description: name, license: 'MIT',
+      files: [{ ...catalog()[0]!.files[0]!, url: `${base}${path}` }],
+      piper: { key: name, language: 'en', locale: 'en_US', quality: 'low', sampleRate: 16000, espeakVoice: 'en-us', modelFile: 'a.bin', configFile: 'a.bin.json', voices: [] },
+    });
+    const entries = [tts('tts-first', '/a.bin'), tts('tts-missing', '/missing'), tts('tts-stalls', '/stall.bin'), tts('tts-last', '/a.bin'), ...catalog()];
+    const printed: unknown[] = [];
+    const progress: string[] = [];
+    const program = new Command('soundry').exitOverride();
+    registerModelCommands(program, { modelsDir, print: (o) => printed.push(o), progress: (l) => progress.push(l), catalog: entries, pullStallMs: 500 });
+    await expect(program.parseAsync(['node', 'soundry', 'models', 'pull', '--all-tts'])).rejects.toThrow(
+      "2 of 4 TTS models could not be pulled: tts-missing, tts-stalls; their errors are in the output's failed list",
+    );
+    const pulled = (name: string) => ({ name, dir: join(modelsDir, name), files: [{ path: 'a.bin', outcome: 'downloaded', sizeBytes: BODY.length }] });
+    expect(printed).toEqual([{
+      pulled: [pulled('tts-first'), pulled('tts-last')],
+      failed: [
+        { model: 'tts-missing', error: `download of ${base}/missing failed: HTTP 404` },
+        // A stall fails its own model only: the next one still gets its full stall time.
+        { model: 'tts-stalls', error: 'download stalled: no data for 0.5 s; run pull again to resume' },
+      ],
+    }]);
+    expect(progress).toContain(`tts-missing: failed: download of ${base}/missing failed: HTTP 404\n`);
+    expect((await readFile(join(modelsDir, 'tts-last', 'a.bin'))).equals(BODY)).toBe(true);
+  });
+
+  it('--all-tts through the bin: one JSON object on stdout with pulled and failed, the error on stderr, exit 1', async () => {
+    const sha256 = createHash('sha256').update(BODY).digest('hex');
+    const pinned = ['piper-en_US-lessac-medium', 'piper-en_US-ryan-medium'];
+    const catalogFile = join(modelsDir, 'catalog.json');
+    await writeFile(catalogFile, JSON.stringify({
+      models: pinned.map((name) => ({ name, files: MODEL_CATALOG.find((m) => m.name === name)!.files.map((f) => ({ path: f.path, url: f.url, sizeBytes: BODY.length, sha256 })) })),
+    }));
+    const root = new URL('../..', import.meta.url).pathname;
+    const env = { ...process.env, DATA_DIR: modelsDir, MODELS_DIR: join(modelsDir, 'models'), MODELS_BASE_URL: `${base}/mirror`, MODELS_CATALOG_FILE: catalogFile, LOG_LEVEL: 'silent' };
+    const done = await promisify(execFile)(process.execPath, [join(root, 'bin/soundry.js'), 'models', 'pull', '--all-tts'], { env }).then(
+      () => ({ code: 0, stdout: '', stderr: '' }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(done.code).toBe(1);
+    const out = JSON.parse(done.stdout) as { pulled: Array<{ name: string }>; failed: Array<{ model: string; error: string }> };
+    const tts = MODEL_CATALOG.filter((m) => m.kind === 'tts').map((m) => m.name);
+    expect(out.pulled.map((p) => p.name)).toEqual(pinned);
+    expect(out.failed.map((f) => f.model)).toEqual(tts.filter((n) => !pinned.includes(n)));
+    for (const f of out.failed) expect(f.error).toMatch(/^download of .*\/mirror\/.* failed: HTTP 404$/);
+    expect(JSON.parse(done.stderr.trim().split('\n').pop()!).error).toMatch(new RegExp(`^${tts.length - 2} of ${tts.length} TTS models could not be pulled: piper-`));
+  }, 60_000);
 
   it('list says installed, corrupt or missing per model, with each file\'s URL, size and checksum', async () => {
     await mkdir(join(modelsDir, 'vad-one'), { recursive: true });
