@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import type { AudioData } from '../../media/audio.js';
 import { FrameLevels, type AudioStage, type AnalysisPass } from './stage.js';
-import { chooseDenoiser, createDenoiser, createVad, type DenoiserPreference } from './engine-choice.js';
+import { chooseDenoiser, createChosenDenoiser, createVad, type DenoiserPreference, type DenoiserProblems } from './engine-choice.js';
 import { RnnoiseStage } from './denoise.js';
 import { pickVocalEngine, SeparationStage } from './separate.js';
 import type { SeparationEngine } from '../separation/engine.js';
@@ -123,6 +123,8 @@ export interface StageContext {
   spectrum: Float64Array | null;
   /** ENHANCE_DENOISER (default auto). */
   denoiser?: DenoiserPreference;
+  /** Why a wanted neural denoiser cannot be had (its automatic download failed): the choice says so and passes it over. */
+  denoiserProblems?: DenoiserProblems;
   /** Blind reverberation estimate of the input (engine-choice.ts DecayStats), when analysed. */
   t60?: number | null;
   /** Separation engines to prefer over the built-in speech separator (neural ones, when installed). */
@@ -153,7 +155,7 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         // speech better than the built-in separator followed by it (bench/results/enhance.md: DTLN +5.2 dB,
         // GTCRN +3.8 dB SI-SDR against +1.2/+0.9 dB), so voice isolation leaves the work to it.
         if (plan.separation === 'voice' && vocalEngine.engine.id === 'builtin-speech') {
-          const denoiser = chooseDenoiser(c.denoiser ?? 'auto', models, c.t60 ?? null, plan.stages.includes('dereverb'));
+          const denoiser = chooseDenoiser(c.denoiser ?? 'auto', models, c.t60 ?? null, plan.stages.includes('dereverb'), c.denoiserProblems);
           if (denoiser.kind === 'dtln' || denoiser.kind === 'gtcrn') {
             notes.separate = `skipped: no neural vocal model installed; ${denoiser.kind} on the whole mix removes the background better than the built-in separator`;
             break;
@@ -165,11 +167,16 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         break;
       }
       case 'denoise': {
-        const choice = chooseDenoiser(c.denoiser ?? 'auto', models, c.t60 ?? null, plan.stages.includes('dereverb'));
-        const made = await createDenoiser(choice.kind, c.sampleRate, c.channels, models, c.executionProviders);
+        const made = await createChosenDenoiser(
+          c.denoiser ?? 'auto',
+          { sampleRate: c.sampleRate, channels: c.channels, models, ...(c.executionProviders ? { executionProviders: c.executionProviders } : {}) },
+          c.t60 ?? null,
+          plan.stages.includes('dereverb'),
+          c.denoiserProblems,
+        );
         (voice ?? stages).push(made.stage);
         engines.push(made.kind);
-        notes.denoise = made.fallback ? `${choice.why}; ${made.fallback}` : choice.why;
+        notes.denoise = made.why;
         break;
       }
       case 'dereverb':

@@ -1,7 +1,7 @@
 import type { AudioData } from '../../media/audio.js';
 import type { ModelSource } from '../../models/verified.js';
 import { RnnoiseStage, SpectralGateStage } from './denoise.js';
-import { OnnxDenoiseStage, onnxDenoiserAvailable } from './onnx-denoise.js';
+import { OnnxDenoiseStage, onnxDenoiserAvailable, type OnnxDenoiser } from './onnx-denoise.js';
 import { FrameLevels, type AnalysisPass, type AudioStage } from './stage.js';
 import { SileroVad, sileroModelPath, WebRtcVad, type FrameVad } from './vad.js';
 
@@ -27,10 +27,28 @@ export interface DenoiserChoice {
   why: string;
 }
 
-export function chooseDenoiser(pref: DenoiserPreference, modelsDir: string | ModelSource, t60: number | null, dereverbAsked = false): DenoiserChoice {
-  const has = (k: 'dtln' | 'gtcrn') => onnxDenoiserAvailable(modelsDir, k);
-  const fallback = (asked: string): DenoiserChoice =>
-    has('gtcrn') ? { kind: 'gtcrn', why: `${asked} not installed; GTCRN` } : { kind: 'rnnoise', why: `${asked} not installed; RNNoise (built in)` };
+/**
+ * Why a neural denoiser that is wanted cannot be used although it may be catalogued: its automatic download failed,
+ * or its verified file would not load. The choice then says so and tries the other model before the built-in one.
+ */
+export type DenoiserProblems = Partial<Record<OnnxDenoiser, string>>;
+
+const LABEL: Record<OnnxDenoiser, string> = { dtln: 'DTLN', gtcrn: 'GTCRN' };
+
+/**
+ * The choice itself, from facts only (which models are installed, why any cannot be used, the input's T60), so it is
+ * tested without files. Found from outside: with auto, a DTLN whose download failed left RNNoise although GTCRN could
+ * be had; a model with a problem is now passed over for the other neural one, and the reason names both.
+ */
+export function decideDenoiser(
+  pref: DenoiserPreference,
+  installed: Readonly<Record<OnnxDenoiser, boolean>>,
+  t60: number | null,
+  dereverbAsked = false,
+  problems: DenoiserProblems = {},
+): DenoiserChoice {
+  const usable = (k: OnnxDenoiser) => installed[k] && !problems[k];
+  const notUsed = (k: OnnxDenoiser) => (problems[k] ? `${LABEL[k]} could not be used: ${problems[k]}` : `${LABEL[k]} not installed`);
   switch (pref) {
     case 'rnnoise':
       return { kind: 'rnnoise', why: 'ENHANCE_DENOISER=rnnoise' };
@@ -38,15 +56,26 @@ export function chooseDenoiser(pref: DenoiserPreference, modelsDir: string | Mod
       return { kind: 'spectral-gate', why: 'ENHANCE_DENOISER=spectral' };
     case 'dtln':
     case 'gtcrn':
-      return has(pref) ? { kind: pref, why: `ENHANCE_DENOISER=${pref}` } : fallback(pref.toUpperCase());
+      if (usable(pref)) return { kind: pref, why: `ENHANCE_DENOISER=${pref}` };
+      return usable('gtcrn') ? { kind: 'gtcrn', why: `${notUsed(pref)}; GTCRN` } : { kind: 'rnnoise', why: `${notUsed(pref)}; RNNoise (built in)` };
     case 'auto': {
       const t = t60 === null ? 'unknown' : `${t60.toFixed(2)} s`;
-      if (has('dtln') && dereverbAsked && has('gtcrn')) return { kind: 'gtcrn', why: 'auto: dereverberation requested (reverberant input): GTCRN, not DTLN' };
-      if (has('dtln') && t60 !== null && t60 <= DTLN_MAX_T60) return { kind: 'dtln', why: `auto: estimated T60 ${t} <= ${DTLN_MAX_T60} s (dry): DTLN, best on additive noise` };
-      if (has('gtcrn')) return { kind: 'gtcrn', why: `auto: estimated T60 ${t}${has('dtln') ? ` (DTLN avoided: worst on reverberant input)` : ''}; GTCRN` };
-      return { kind: 'rnnoise', why: 'auto: no neural denoiser installed; RNNoise (built in)' };
+      if (usable('dtln') && dereverbAsked && usable('gtcrn')) return { kind: 'gtcrn', why: 'auto: dereverberation requested (reverberant input): GTCRN, not DTLN' };
+      if (usable('dtln') && t60 !== null && t60 <= DTLN_MAX_T60) return { kind: 'dtln', why: `auto: estimated T60 ${t} <= ${DTLN_MAX_T60} s (dry): DTLN, best on additive noise` };
+      if (usable('gtcrn')) {
+        if (problems.dtln) return { kind: 'gtcrn', why: `auto: ${notUsed('dtln')}; GTCRN used instead` };
+        return { kind: 'gtcrn', why: `auto: estimated T60 ${t}${usable('dtln') ? ` (DTLN avoided: worst on reverberant input)` : ''}; GTCRN` };
+      }
+      if (!installed.dtln && !installed.gtcrn && !problems.dtln && !problems.gtcrn) return { kind: 'rnnoise', why: 'auto: no neural denoiser installed; RNNoise (built in)' };
+      const dtln = usable('dtln') ? `estimated T60 ${t} (DTLN avoided: worst on reverberant input)` : notUsed('dtln');
+      return { kind: 'rnnoise', why: `auto: ${dtln}; ${notUsed('gtcrn')}; RNNoise (built in)` };
     }
   }
+}
+
+export function chooseDenoiser(pref: DenoiserPreference, modelsDir: string | ModelSource, t60: number | null, dereverbAsked = false, problems: DenoiserProblems = {}): DenoiserChoice {
+  const installed = { dtln: onnxDenoiserAvailable(modelsDir, 'dtln'), gtcrn: onnxDenoiserAvailable(modelsDir, 'gtcrn') };
+  return decideDenoiser(pref, installed, t60, dereverbAsked, problems);
 }
 
 export interface CreatedDenoiser {
@@ -71,6 +100,37 @@ export async function createDenoiser(kind: DenoiserKind, sampleRate: number, cha
   }
   if (kind === 'spectral-gate') return { stage: new SpectralGateStage(sampleRate, channels), kind };
   return { stage: await RnnoiseStage.create(sampleRate, channels), kind };
+}
+
+/**
+ * The denoise stage of a chain: the choice above, then the engine. With auto, a verified model that onnxruntime
+ * refuses is one more problem and the choice is made again, so GTCRN still runs when DTLN will not load; a forced
+ * model that will not load runs on RNNoise, as createDenoiser does.
+ */
+export async function createChosenDenoiser(
+  pref: DenoiserPreference,
+  c: { sampleRate: number; channels: number; models: string | ModelSource; executionProviders?: readonly string[] },
+  t60: number | null,
+  dereverbAsked: boolean,
+  problems: DenoiserProblems = {},
+): Promise<{ stage: AudioStage; kind: DenoiserKind; why: string }> {
+  const known: DenoiserProblems = { ...problems };
+  for (;;) {
+    const choice = chooseDenoiser(pref, c.models, t60, dereverbAsked, known);
+    const neural = choice.kind === 'dtln' || choice.kind === 'gtcrn' ? choice.kind : null;
+    if (pref === 'auto' && neural) {
+      try {
+        const stage = await OnnxDenoiseStage.create(c.sampleRate, c.channels, { kind: neural, modelsDir: c.models, ...(c.executionProviders ? { executionProviders: c.executionProviders } : {}) });
+        return { stage, kind: neural, why: choice.why };
+      } catch (err) {
+        // Each pass adds a problem to a model that had none, so this ends after both models at most.
+        known[neural] = (err as Error).message;
+        continue;
+      }
+    }
+    const made = await createDenoiser(choice.kind, c.sampleRate, c.channels, c.models, c.executionProviders);
+    return { stage: made.stage, kind: made.kind, why: made.fallback ? `${choice.why}; ${made.fallback}` : choice.why };
+  }
 }
 
 /** Silero VAD when its model is installed and loads (fewer false speech frames in noise, bench), else WebRTC VAD. */

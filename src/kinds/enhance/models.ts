@@ -1,10 +1,11 @@
 /**
  * MODELS_AUTO_PULL for enhancement: the neural models a task's stages would use, downloaded on first use. The chain
  * then finds them verified (src/models/verified.ts) and picks them as if installed by hand; when a download fails it
- * runs on the built-in engines (RNNoise, WebRTC VAD) as before, and the stage's reason says why.
+ * uses the other neural denoiser if that one could be had, else the built-in engines (RNNoise, WebRTC VAD), and the
+ * stage's reason says why.
  */
 import { planEnhancement } from '../../engines/enhance/chain.js';
-import type { DenoiserPreference } from '../../engines/enhance/engine-choice.js';
+import type { DenoiserPreference, DenoiserProblems } from '../../engines/enhance/engine-choice.js';
 import type { EnhanceFlag } from '../../domain/vocabulary.js';
 import { MODEL_CATALOG, type ModelEntry } from '../../models/catalog.js';
 import type { AutoPuller } from '../../models/auto-pull.js';
@@ -30,28 +31,45 @@ export interface EnhancePullOptions {
   onProgress(fraction: number): void;
 }
 
-/** Pulls what is missing; returns, per stage, why its model could not be installed (nothing when all went well). */
-export async function pullEnhanceModels(puller: AutoPuller, flags: readonly EnhanceFlag[], denoiser: DenoiserPreference, opts: EnhancePullOptions): Promise<Record<string, string>> {
+/** What the downloads left to say: per stage (Silero for long_silences), and per denoiser for the chain's choice. */
+export interface EnhancePullOutcome {
+  /** Stage -> why its model could not be installed, appended to that stage's reason. */
+  notes: Record<string, string>;
+  /** DTLN / GTCRN -> why it could not be installed: the denoiser choice passes it over for the other and says why. */
+  denoisers: DenoiserProblems;
+}
+
+const bytesOf = (e: ModelEntry) => e.files.reduce((m, f) => m + f.sizeBytes, 0);
+
+/**
+ * Pulls what is missing, one model at a time and each on its own: auto's GTCRN is still fetched when DTLN's download
+ * fails (found from outside: the first failure ended the stage's downloads, and the chain ran RNNoise without trying
+ * GTCRN), and a DTLN that failed recently does not keep GTCRN from being tried.
+ */
+export async function pullEnhanceModels(puller: AutoPuller, flags: readonly EnhanceFlag[], denoiser: DenoiserPreference, opts: EnhancePullOptions): Promise<EnhancePullOutcome> {
   const catalog = opts.catalog ?? MODEL_CATALOG;
   const source = { modelsDir: opts.modelsDir, catalog };
-  const notes: Record<string, string> = {};
-  const byStage = Object.entries(wantedModels(flags, denoiser)).map(([stage, names]) => ({
-    stage,
-    entries: names.flatMap((n) => catalog.filter((e) => e.name === n)).filter((e) => !verifiedModelSync(source, e.name).ok),
-  }));
-  const all = byStage.flatMap((s) => s.entries);
-  const total = all.reduce((n, e) => n + e.files.reduce((m, f) => m + f.sizeBytes, 0), 0);
+  const missing = Object.entries(wantedModels(flags, denoiser)).flatMap(([stage, names]) =>
+    names
+      .flatMap((n) => catalog.filter((e) => e.name === n))
+      .filter((e) => !verifiedModelSync(source, e.name).ok)
+      .map((entry) => ({ stage, entry })),
+  );
+  const total = missing.reduce((n, m) => n + bytesOf(m.entry), 0);
+  const out: EnhancePullOutcome = { notes: {}, denoisers: {} };
   let before = 0;
-  for (const { stage, entries } of byStage) {
-    if (entries.length === 0) continue;
-    const size = entries.reduce((n, e) => n + e.files.reduce((m, f) => m + f.sizeBytes, 0), 0);
+  for (const { stage, entry } of missing) {
     const from = before;
-    const why = await puller.pull(entries, {
+    const size = bytesOf(entry);
+    const why = await puller.pull([entry], {
       modelsDir: opts.modelsDir, signal: opts.signal, ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       onProgress: (f) => opts.onProgress(total > 0 ? (from + f * size) / total : 1),
     });
     before += size;
-    if (why) notes[stage] = `automatic download failed: ${why}`;
+    if (!why) continue;
+    const note = `automatic download failed: ${why}`;
+    if (entry.name === 'dtln' || entry.name === 'gtcrn') out.denoisers[entry.name] = note;
+    else out.notes[stage] = out.notes[stage] ? `${out.notes[stage]}; ${note}` : note;
   }
-  return notes;
+  return out;
 }

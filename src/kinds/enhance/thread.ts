@@ -6,7 +6,7 @@ import type { EngineContext } from '../../ports/engines.js';
 import { runAnalysis, runChain } from '../../engines/enhance/stage.js';
 import { LoudnessMeter } from '../../engines/enhance/loudness.js';
 import { aimedNormalize, LimiterAimPass, type LoudnessAim } from '../../engines/enhance/loudness-aim.js';
-import { DecayStats, type DenoiserPreference } from '../../engines/enhance/engine-choice.js';
+import { DecayStats, type DenoiserPreference, type DenoiserProblems } from '../../engines/enhance/engine-choice.js';
 import { onnxDenoiserAvailable } from '../../engines/enhance/onnx-denoise.js';
 import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
@@ -15,7 +15,7 @@ import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type Input
 import { createSeparationEngine } from '../../engines/separation/select.js';
 import type { ThreadEnv } from '../threads.js';
 import { AutoPuller } from '../../models/auto-pull.js';
-import { pullEnhanceModels } from './models.js';
+import { pullEnhanceModels, type EnhancePullOutcome } from './models.js';
 import type { ModelEntry } from '../../models/catalog.js';
 
 /** True-peak ceiling before MP3 coding, so the decoded file stays at most -1 dBTP. */
@@ -63,6 +63,8 @@ export interface EnhanceThreadOutput {
 export interface EnhanceModels {
   catalog?: readonly ModelEntry[];
   executionProviders?: readonly string[];
+  /** Denoisers whose automatic download failed, and why (the choice passes them over and says so). */
+  denoiserProblems?: DenoiserProblems;
 }
 
 export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, separationEngines: readonly SeparationEngine[] = [], env: EnhanceModels = {}): Promise<EnhanceThreadOutput> {
@@ -154,11 +156,11 @@ export function enhanceThread(env: ThreadEnv) {
   // One per thread: a failed download is not retried by every task for a while.
   const puller = new AutoPuller();
   return async (job: EnhanceThreadInput, ctx: EngineContext): Promise<EnhanceThreadOutput> => {
-    let pullNotes: Record<string, string> = {};
+    let pulled: EnhancePullOutcome = { notes: {}, denoisers: {} };
     let runCtx = ctx;
     if (env.autoPull) {
       // The download, when there is one, takes the first tenth of the task's progress.
-      pullNotes = await pullEnhanceModels(puller, job.flags, job.denoiser ?? 'auto', {
+      pulled = await pullEnhanceModels(puller, job.flags, job.denoiser ?? 'auto', {
         modelsDir: job.modelsDir, signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.1 * f),
         ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.modelsBaseUrl ? { baseUrl: env.modelsBaseUrl } : {}),
       });
@@ -168,9 +170,12 @@ export function enhanceThread(env: ThreadEnv) {
       modelsDir: env.modelsDir, choice: env.separationEngine,
       ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
     }).pick(350);
-    const models: EnhanceModels = { ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}) };
+    const models: EnhanceModels = {
+      ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
+      denoiserProblems: pulled.denoisers,
+    };
     const out = await runEnhance(job, runCtx, vocal.id === 'builtin-dsp' ? [] : [vocal], models);
-    for (const [stage, why] of Object.entries(pullNotes)) if (out.reasons[stage]) out.reasons[stage] += `; ${why}`;
+    for (const [stage, why] of Object.entries(pulled.notes)) if (out.reasons[stage]) out.reasons[stage] += `; ${why}`;
     return out;
   };
 }

@@ -19,6 +19,7 @@ import { checkModel } from '../../../src/models/installed.js';
 const corpus = new URL('../../../../shared/corpus/models', import.meta.url).pathname;
 const have = ['dtln/model_1.onnx', 'dtln/model_2.onnx', 'gtcrn/gtcrn.onnx', 'silero_vad/silero_vad.onnx'].every((f) => existsSync(join(corpus, f)));
 const tools = resolveMediaTools({ preferSystem: true });
+const LOGIN_PAGE = '<!DOCTYPE html><html><body><form action="/login" method="post"></form></body></html>';
 
 describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
   let dir: string;
@@ -30,7 +31,9 @@ describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
     dir = await mkdtemp(join(tmpdir(), 'soundry-enh-pull-'));
     server = createServer(async (req, res) => {
       hits.push(req.url ?? '');
-      const m = /^\/mirror\/([^/]+)\/([^/]+)$/.exec(req.url ?? '');
+      // A mirror whose DTLN folder is behind a login: 200 with the login page.
+      if (/^\/dtln-login\/dtln\//.test(req.url ?? '')) return void res.writeHead(200, { 'content-type': 'text/html' }).end(LOGIN_PAGE);
+      const m = /^\/(?:mirror|dtln-login)\/([^/]+)\/([^/]+)$/.exec(req.url ?? '');
       const path = m ? join(corpus, m[1]!, m[2]!) : '';
       if (!m || !existsSync(path)) return void res.writeHead(404).end();
       const body = await readFile(path);
@@ -78,6 +81,37 @@ describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
     expect(out.engines).toContain('rnnoise');
     expect(out.engines).toContain('webrtc-vad');
     expect(out.reasons.denoise).toMatch(/automatic download failed: dtln could not be installed: download of .*\/empty\/dtln\/model_1\.onnx failed: HTTP 404/);
+    // GTCRN was tried too after DTLN failed, and the reason says why neither runs.
+    expect(out.reasons.denoise).toMatch(/; engine: auto: DTLN could not be used: automatic download failed: dtln could not be installed: .*HTTP 404; GTCRN could not be used: automatic download failed: gtcrn could not be installed: download of .*\/empty\/gtcrn\/gtcrn\.onnx failed: HTTP 404; RNNoise \(built in\)$/);
     expect(out.reasons.long_silences).toMatch(/automatic download failed: silero_vad could not be installed: .*HTTP 404/);
+  }, 120_000);
+
+  it('auto: a DTLN the mirror cannot serve (a login page) is passed over for GTCRN, downloaded and run, and the reason says both', async () => {
+    // Found from outside: DTLN's failed download ended the downloads, and the stage ran RNNoise without trying GTCRN.
+    const modelsDir = join(dir, 'models-dtln-login');
+    const run = enhanceThread({ modelsDir, separationEngine: 'builtin', autoPull: true, modelsBaseUrl: `${base}/dtln-login`, catalog: MODEL_CATALOG });
+    const ctx = { tmpDir: dir, signal: new AbortController().signal, onProgress: () => {} };
+    const onlyDenoise = (out: string) => ({ ...job(modelsDir, out), flags: ['remove_noise' as const] });
+    const from = hits.length;
+    const out = await run(onlyDenoise('d.wav'), ctx);
+    expect(out.engines).toContain('gtcrn');
+    expect(out.engines).not.toContain('rnnoise');
+    expect(hits.slice(from)).toEqual(['/dtln-login/dtln/model_1.onnx', '/dtln-login/gtcrn/gtcrn.onnx']);
+    expect(out.reasons.denoise).toBe(
+      `remove_noise; engine: auto: DTLN could not be used: automatic download failed: dtln could not be installed: download of ${base}/dtln-login/dtln/model_1.onnx refused: ` +
+        `the mirror served an HTML page (Content-Type text/html) rather than the model file model_1.onnx: ${LOGIN_PAGE.length} bytes received, the catalogue's model_1.onnx is 1458237 bytes ` +
+        '(checksum mismatch); the download was discarded; GTCRN used instead',
+    );
+    expect((await checkModel(modelsDir, MODEL_CATALOG.find((e) => e.name === 'gtcrn')!)).state).toBe('installed');
+    expect((await checkModel(modelsDir, MODEL_CATALOG.find((e) => e.name === 'dtln')!)).state).toBe('missing');
+    expect(existsSync(join(modelsDir, 'dtln', 'model_1.onnx.part'))).toBe(false);
+
+    // The next task on this thread, on another MODELS_DIR: DTLN is not tried again for a while, GTCRN still is.
+    const other = join(dir, 'models-dtln-login-2');
+    const next = hits.length;
+    const second = await run({ ...onlyDenoise('e.wav'), modelsDir: other }, ctx);
+    expect(hits.slice(next)).toEqual(['/dtln-login/gtcrn/gtcrn.onnx']);
+    expect(second.engines).toContain('gtcrn');
+    expect(second.reasons.denoise).toMatch(/^remove_noise; engine: auto: DTLN could not be used: automatic download failed: the download of dtln failed recently \(download of .*refused: the mirror served an HTML page.*\); not retried before 10 minutes; GTCRN used instead$/);
   }, 120_000);
 });

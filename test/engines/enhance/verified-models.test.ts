@@ -1,4 +1,4 @@
-import { cp, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +67,22 @@ describe.skipIf(!have)('verified enhancement models', () => {
       const built = await buildStages(planEnhancement(new Set(['remove_noise']), null), { sampleRate: 16000, channels: 1, modelsDir: odd, catalog, spectrum: null, denoiser: 'gtcrn' });
       expect(built.engines).toContain('rnnoise');
       expect(built.notes.denoise).toMatch(/^ENHANCE_DENOISER=gtcrn; gtcrn not used: .*gtcrn\.onnx could not be loaded/);
+    } finally {
+      await rm(odd, { recursive: true, force: true });
+    }
+  });
+
+  it('auto: a verified DTLN that onnxruntime refuses is passed over for GTCRN, and the reason names the file', async () => {
+    const odd = await mkdtemp(join(tmpdir(), 'soundry-enh-odd-dtln-'));
+    try {
+      await cp(join(dir, 'gtcrn'), join(odd, 'gtcrn'), { recursive: true });
+      await mkdir(join(odd, 'dtln'));
+      for (const f of ['model_1.onnx', 'model_2.onnx']) await writeFile(join(odd, 'dtln', f), Buffer.alloc(4096, 5));
+      const catalog = [pinFolder(odd, 'dtln', 'enhance'), MODEL_CATALOG.find((e) => e.name === 'gtcrn')!];
+      // Dry input: auto would run DTLN; it will not load, so GTCRN runs rather than RNNoise.
+      const built = await buildStages(planEnhancement(new Set(['remove_noise']), null), { sampleRate: 16000, channels: 1, modelsDir: odd, catalog, spectrum: null, denoiser: 'auto', t60: 0.1 });
+      expect(built.engines).toEqual(['gtcrn']);
+      expect(built.notes.denoise).toMatch(new RegExp(`^auto: DTLN could not be used: ${join(odd, 'dtln', 'model_1.onnx')} could not be loaded \\(cpu\\): .*; GTCRN used instead$`));
     } finally {
       await rm(odd, { recursive: true, force: true });
     }
