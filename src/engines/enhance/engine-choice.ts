@@ -18,7 +18,8 @@ export type DenoiserKind = 'rnnoise' | 'dtln' | 'gtcrn' | 'spectral-gate';
 /**
  * DTLN only below this decay estimate. The estimate is crude (noise floors slow decays too): on the
  * constructed pairs clean speech measures 0.10-0.16 s, every reverberant file >= 0.26 s, noisy dry files
- * 0.20-0.47 s; 0.22 never sends a reverberant file to DTLN, at the price of GTCRN on most noisy ones.
+ * 0.20-0.47 s; 0.22 never sends a reverberant file to DTLN, at the price of GTCRN (RNNoise without GTCRN) on most
+ * noisy ones.
  */
 export const DTLN_MAX_T60 = 0.22;
 
@@ -59,16 +60,23 @@ export function decideDenoiser(
       if (usable(pref)) return { kind: pref, why: `ENHANCE_DENOISER=${pref}` };
       return usable('gtcrn') ? { kind: 'gtcrn', why: `${notUsed(pref)}; GTCRN` } : { kind: 'rnnoise', why: `${notUsed(pref)}; RNNoise (built in)` };
     case 'auto': {
-      const t = t60 === null ? 'unknown' : `${t60.toFixed(2)} s`;
-      if (usable('dtln') && dereverbAsked && usable('gtcrn')) return { kind: 'gtcrn', why: 'auto: dereverberation requested (reverberant input): GTCRN, not DTLN' };
-      if (usable('dtln') && t60 !== null && t60 <= DTLN_MAX_T60) return { kind: 'dtln', why: `auto: estimated T60 ${t} <= ${DTLN_MAX_T60} s (dry): DTLN, best on additive noise` };
-      if (usable('gtcrn')) {
-        if (problems.dtln) return { kind: 'gtcrn', why: `auto: ${notUsed('dtln')}; GTCRN used instead` };
-        return { kind: 'gtcrn', why: `auto: estimated T60 ${t}${usable('dtln') ? ` (DTLN avoided: worst on reverberant input)` : ''}; GTCRN` };
+      // DTLN only where the input is known to be dry: an asked dereverberation says it is not, and a T60 that could not
+      // be estimated says nothing. This holds whether or not GTCRN is there (without it the alternative is RNNoise), so
+      // the thread measures the T60 whenever DTLN is usable: a DTLN-only server once never ran DTLN, as nothing measured.
+      if (usable('dtln') && !dereverbAsked && t60 !== null && t60 <= DTLN_MAX_T60) {
+        return { kind: 'dtln', why: `auto: estimated T60 ${t60.toFixed(2)} s <= ${DTLN_MAX_T60} s (dry): DTLN, best on additive noise` };
       }
       if (!installed.dtln && !installed.gtcrn && !problems.dtln && !problems.gtcrn) return { kind: 'rnnoise', why: 'auto: no neural denoiser installed; RNNoise (built in)' };
-      const dtln = usable('dtln') ? `estimated T60 ${t} (DTLN avoided: worst on reverberant input)` : notUsed('dtln');
-      return { kind: 'rnnoise', why: `auto: ${dtln}; ${notUsed('gtcrn')}; RNNoise (built in)` };
+      const avoided = 'DTLN avoided, worst on reverberant input';
+      const noDtln = !usable('dtln')
+        ? notUsed('dtln')
+        : dereverbAsked
+          ? `dereverberation requested (reverberant input): ${avoided}`
+          : t60 === null
+            ? `estimated T60 unknown (too few decays to tell): ${avoided}`
+            : `estimated T60 ${t60.toFixed(2)} s > ${DTLN_MAX_T60} s (reverberant): ${avoided}`;
+      if (usable('gtcrn')) return { kind: 'gtcrn', why: `auto: ${noDtln}; GTCRN${problems.dtln ? ' used instead' : ''}` };
+      return { kind: 'rnnoise', why: `auto: ${noDtln}; ${notUsed('gtcrn')}; RNNoise (built in)` };
     }
   }
 }

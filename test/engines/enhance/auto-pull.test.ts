@@ -33,7 +33,9 @@ describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
       hits.push(req.url ?? '');
       // A mirror whose DTLN folder is behind a login: 200 with the login page.
       if (/^\/dtln-login\/dtln\//.test(req.url ?? '')) return void res.writeHead(200, { 'content-type': 'text/html' }).end(LOGIN_PAGE);
-      const m = /^\/(?:mirror|dtln-login)\/([^/]+)\/([^/]+)$/.exec(req.url ?? '');
+      // A mirror without GTCRN: DTLN alone gets installed.
+      if (/^\/no-gtcrn\/gtcrn\//.test(req.url ?? '')) return void res.writeHead(404).end();
+      const m = /^\/(?:mirror|dtln-login|no-gtcrn)\/([^/]+)\/([^/]+)$/.exec(req.url ?? '');
       const path = m ? join(corpus, m[1]!, m[2]!) : '';
       if (!m || !existsSync(path)) return void res.writeHead(404).end();
       const body = await readFile(path);
@@ -113,5 +115,17 @@ describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
     expect(hits.slice(next)).toEqual(['/dtln-login/gtcrn/gtcrn.onnx']);
     expect(second.engines).toContain('gtcrn');
     expect(second.reasons.denoise).toMatch(/^remove_noise; engine: auto: DTLN could not be used: automatic download failed: the download of dtln failed recently \(download of .*refused: the mirror served an HTML page.*\); not retried before 10 minutes; GTCRN used instead$/);
+  }, 120_000);
+
+  const dry = new URL('../../../../shared/corpus/speech/constructed_pairs_16k/noisy/libri3436__fs573577_snr05.wav', import.meta.url).pathname;
+  it.skipIf(!existsSync(dry))('auto: with GTCRN\'s download failed, DTLN alone is downloaded and runs on dry input, the reason giving the T60', async () => {
+    // Found from outside: the T60 was measured only with both models installed, so DTLN alone never ran (RNNoise did).
+    const modelsDir = join(dir, 'models-no-gtcrn');
+    const run = enhanceThread({ modelsDir, separationEngine: 'builtin', autoPull: true, modelsBaseUrl: `${base}/no-gtcrn`, catalog: MODEL_CATALOG });
+    const from = hits.length;
+    const out = await run({ ...job(modelsDir, 'f.wav'), inputPath: dry, totalFrames: 0, flags: ['remove_noise'] }, { tmpDir: dir, signal: new AbortController().signal, onProgress: () => {} });
+    expect(hits.slice(from)).toEqual(['/no-gtcrn/dtln/model_1.onnx', '/no-gtcrn/dtln/model_2.onnx', '/no-gtcrn/gtcrn/gtcrn.onnx']);
+    expect(out.engines).toEqual(['dtln']);
+    expect(out.reasons.denoise).toBe('remove_noise; engine: auto: estimated T60 0.20 s <= 0.22 s (dry): DTLN, best on additive noise');
   }, 120_000);
 });

@@ -15,8 +15,9 @@ const gtcrnFailed = 'automatic download failed: gtcrn could not be installed: do
 describe('decideDenoiser (auto)', () => {
   it('with both usable: DTLN on dry input, GTCRN on reverberant input or with dereverberation', () => {
     expect(decideDenoiser('auto', both, DTLN_MAX_T60 - 0.05).kind).toBe('dtln');
-    expect(decideDenoiser('auto', both, 0.5)).toEqual({ kind: 'gtcrn', why: 'auto: estimated T60 0.50 s (DTLN avoided: worst on reverberant input); GTCRN' });
-    expect(decideDenoiser('auto', both, 0.1, true).kind).toBe('gtcrn');
+    expect(decideDenoiser('auto', both, 0.5)).toEqual({ kind: 'gtcrn', why: 'auto: estimated T60 0.50 s > 0.22 s (reverberant): DTLN avoided, worst on reverberant input; GTCRN' });
+    expect(decideDenoiser('auto', both, 0.1, true)).toEqual({ kind: 'gtcrn', why: 'auto: dereverberation requested (reverberant input): DTLN avoided, worst on reverberant input; GTCRN' });
+    expect(decideDenoiser('auto', onlyGtcrn, 0.1)).toEqual({ kind: 'gtcrn', why: 'auto: DTLN not installed; GTCRN' });
     expect(decideDenoiser('auto', none, 0.1)).toEqual({ kind: 'rnnoise', why: 'auto: no neural denoiser installed; RNNoise (built in)' });
   });
 
@@ -46,7 +47,24 @@ describe('decideDenoiser (auto)', () => {
     expect(decideDenoiser('auto', onlyDtln, 0.1, false, { gtcrn: gtcrnFailed }).kind).toBe('dtln');
     expect(decideDenoiser('auto', onlyDtln, null, false, { gtcrn: gtcrnFailed })).toEqual({
       kind: 'rnnoise',
-      why: `auto: estimated T60 unknown (DTLN avoided: worst on reverberant input); GTCRN could not be used: ${gtcrnFailed}; RNNoise (built in)`,
+      why: `auto: estimated T60 unknown (too few decays to tell): DTLN avoided, worst on reverberant input; GTCRN could not be used: ${gtcrnFailed}; RNNoise (built in)`,
+    });
+  });
+
+  it('DTLN alone (GTCRN never installed): DTLN on dry input, RNNoise on reverberant or unknown input, the reason giving the T60', () => {
+    // Found from outside: the thread measured the T60 only with both models installed, so DTLN alone never ran.
+    const onlyDtln = { dtln: true, gtcrn: false };
+    expect(decideDenoiser('auto', onlyDtln, 0.2)).toEqual({ kind: 'dtln', why: 'auto: estimated T60 0.20 s <= 0.22 s (dry): DTLN, best on additive noise' });
+    expect(decideDenoiser('auto', onlyDtln, DTLN_MAX_T60).kind).toBe('dtln');
+    expect(decideDenoiser('auto', onlyDtln, 0.26)).toEqual({
+      kind: 'rnnoise',
+      why: 'auto: estimated T60 0.26 s > 0.22 s (reverberant): DTLN avoided, worst on reverberant input; GTCRN not installed; RNNoise (built in)',
+    });
+    expect(decideDenoiser('auto', onlyDtln, null).why).toBe('auto: estimated T60 unknown (too few decays to tell): DTLN avoided, worst on reverberant input; GTCRN not installed; RNNoise (built in)');
+    // Dereverberation asked says the input is reverberant whatever the estimate, as with GTCRN installed.
+    expect(decideDenoiser('auto', onlyDtln, 0.1, true)).toEqual({
+      kind: 'rnnoise',
+      why: 'auto: dereverberation requested (reverberant input): DTLN avoided, worst on reverberant input; GTCRN not installed; RNNoise (built in)',
     });
   });
 });
