@@ -16,6 +16,8 @@ export const CLIENT_EXIT = { ok: 0, unexpected: 1, input: 2, refused: 3, taskFai
 export interface ClientDeps {
   url: string;
   apiKey: string | undefined;
+  /** SOUNDRY_TIMEOUT_SECONDS: the most a request may go without a byte from the server; 0: no limit. */
+  timeoutSeconds: number;
   print: (obj: unknown) => void;
   stderr: NodeJS.WriteStream;
 }
@@ -61,7 +63,10 @@ const HINTS: Record<number, string> = {
 /** Turns an SDK error into the line the user reads and the exit code a script tests. */
 export function describeClientError(err: SoundryError): { message: string; exitCode: number } {
   const hint = err.code !== null ? HINTS[err.code] : undefined;
-  const message = hint ? `${err.message}; ${hint}` : err.message;
+  let message = hint ? `${err.message}; ${hint}` : err.message;
+  if (err.silentSeconds !== null) {
+    message += `; the limit is SOUNDRY_TIMEOUT_SECONDS=${err.silentSeconds} (seconds without a byte from the server; 0: no limit): raise it if the server is slow rather than gone`;
+  }
   const exitCode = { api: CLIENT_EXIT.refused, task_failed: CLIENT_EXIT.taskFailed, network: CLIENT_EXIT.unreachable, timeout: CLIENT_EXIT.unreachable, input: CLIENT_EXIT.input }[err.kind];
   return { message, exitCode };
 }
@@ -90,7 +95,7 @@ async function checkOutput(path: string, want: 'file' | 'folder'): Promise<void>
 export function registerClientCommands(program: Command, deps: ClientDeps): void {
   /** Runs one client call with a progress reporter, so every command handles its bars the same way. */
   const withClient = async <T>(work: (client: Soundry, onProgress: OnProgress) => Promise<T>): Promise<T> => {
-    const client = new Soundry({ baseUrl: deps.url, apiKey: deps.apiKey ?? '' });
+    const client = new Soundry({ baseUrl: deps.url, apiKey: deps.apiKey ?? '', timeoutSeconds: deps.timeoutSeconds });
     const progress = progressReporter(deps.stderr);
     try {
       return await work(client, progress.onProgress);

@@ -36,7 +36,7 @@ async function main(argv: string[]): Promise<void> {
   };
   const print = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
   const program = new Command('soundry').description('Soundry: client commands for a running server, and admin commands on its database').exitOverride();
-  registerClientCommands(program, { url: config.SOUNDRY_URL, apiKey: config.SOUNDRY_API_KEY, print, stderr: process.stderr });
+  registerClientCommands(program, { url: config.SOUNDRY_URL, apiKey: config.SOUNDRY_API_KEY, timeoutSeconds: config.SOUNDRY_TIMEOUT_SECONDS, print, stderr: process.stderr });
   registerAdminCommands(program, {
     accounts: async () => new SqlAccountStore(await database()),
     tasks: async () => new SqlTaskStore(await database()),

@@ -212,6 +212,12 @@ const EnvSchema = z.object({
   SOUNDRY_URL: z.string().url().default('http://127.0.0.1:8080'),
   /** Client CLI only: the API key it sends (made by `soundry keys create` on the server's DATA_DIR or DATABASE_URL). */
   SOUNDRY_API_KEY: z.string().optional(),
+  /**
+   * Client CLI only: a request to the server is given up (exit 5) after this many seconds in which nothing arrives:
+   * no answer headers, no bytes, no upload progress. On silence, not duration: long transfers and long tasks are
+   * fine while bytes and polls keep coming. 0: no limit (the SDK's timeoutSeconds, same default).
+   */
+  SOUNDRY_TIMEOUT_SECONDS: int(0, 86400).default(30),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -6,25 +6,11 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { ERRORS } from '../domain/errors.js';
+import { SoundryError } from './errors.js';
+import { guardRequest, type RequestGuard } from './guard.js';
+import { uploadBody } from './upload-body.js';
 
-/**
- * Why a call failed, so a caller (and the CLI's exit codes) can tell a refusal of the API from a failed task,
- * an unreachable server or a file that is not there.
- */
-export type SoundryErrorKind = 'api' | 'task_failed' | 'network' | 'timeout' | 'input';
-
-export class SoundryError extends Error {
-  override readonly name = 'SoundryError';
-  constructor(
-    message: string,
-    readonly kind: SoundryErrorKind,
-    /** The envelope's code when the API answered one (101002 for a bad key, 100100 for credits ...). */
-    readonly code: number | null = null,
-    readonly httpStatus: number | null = null,
-  ) {
-    super(message);
-  }
-}
+export { SoundryError, type SoundryErrorKind } from './errors.js';
 
 /** One step of a long call: upload, wait (progress 0..1 of the task) or download (bytes). */
 export interface ProgressEvent {
@@ -41,7 +27,14 @@ export interface TransportOptions {
   baseUrl: string;
   apiKey: string;
   fetch?: typeof fetch;
+  /**
+   * Give a request up (SoundryError 'timeout') when the server sends nothing for this many seconds: no answer
+   * headers, no body bytes, no upload bytes taken. A limit on silence, not on duration; 0: no limit. Default 30.
+   */
+  timeoutSeconds?: number;
 }
+
+export const DEFAULT_TIMEOUT_SECONDS = 30;
 
 const Envelope = z.object({ code: z.number(), data: z.unknown(), message: z.string() });
 
@@ -63,43 +56,90 @@ async function blobOf(file: string | Blob): Promise<{ blob: Blob; name: string }
 export class Transport {
   readonly baseUrl: string;
   private readonly fetchImpl: typeof fetch;
+  private readonly silenceMs: number;
 
   constructor(private readonly opts: TransportOptions) {
     if (!opts.baseUrl) throw new SoundryError('No server URL (set SOUNDRY_URL, e.g. http://127.0.0.1:8080)', 'input');
     if (!opts.apiKey) throw new SoundryError('No API key (set SOUNDRY_API_KEY; an admin creates one with `soundry keys create`)', 'input');
+    const seconds = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+    if (!Number.isFinite(seconds) || seconds < 0) throw new SoundryError(`timeoutSeconds must be 0 (no limit) or more, got ${seconds}`, 'input');
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.fetchImpl = opts.fetch ?? fetch;
+    this.silenceMs = seconds * 1000;
   }
 
-  private async send(path: string, init: RequestInit): Promise<Response> {
+  /**
+   * One request under a silence limit: `consume` reads the answer, calling the guard's touch for every chunk.
+   * A timeout is thrown as itself, never as fetch's AbortError.
+   */
+  private async request<T>(
+    url: string,
+    what: string,
+    init: (guard: RequestGuard) => RequestInit,
+    consume: (res: Response, guard: RequestGuard) => Promise<T>,
+  ): Promise<T> {
+    const server = new URL(url).origin;
+    const guard = guardRequest({ silenceMs: this.silenceMs, server, what });
     try {
-      return await this.fetchImpl(`${this.baseUrl}${path}`, { ...init, headers: { 'api-key': this.opts.apiKey, ...init.headers } });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new SoundryError(`Cannot reach ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, 'network');
+      let res: Response;
+      try {
+        res = await this.fetchImpl(url, { ...init(guard), signal: guard.signal });
+      } catch (err) {
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        throw guard.reason() ?? new SoundryError(`Cannot reach ${server}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, 'network');
+      }
+      guard.touch();
+      try {
+        return await consume(res, guard);
+      } catch (err) {
+        if (guard.reason()) throw guard.reason();
+        if (err instanceof SoundryError) throw err;
+        throw new SoundryError(`${what}: the connection to ${server} broke off: ${(err as Error).message}`, 'network');
+      }
+    } finally {
+      guard.done();
     }
   }
 
+  /** An API call: the key sent, the envelope's data answered; the body read chunk by chunk, each one touching the guard. */
+  private api(path: string, what: string, init: (guard: RequestGuard) => RequestInit): Promise<unknown> {
+    return this.request(
+      `${this.baseUrl}${path}`,
+      what,
+      (guard) => {
+        const i = init(guard);
+        return { ...i, headers: { 'api-key': this.opts.apiKey, ...(i.headers as Record<string, string> | undefined) } };
+      },
+      async (res, guard) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of res.body ?? []) {
+          guard.touch();
+          chunks.push(Buffer.from(chunk as Uint8Array));
+        }
+        return this.envelope(res.status, Buffer.concat(chunks).toString('utf8'), what);
+      },
+    );
+  }
+
   /** The data of a successful envelope; any other code throws with the API's own message. */
-  private async envelope(res: Response, what: string): Promise<unknown> {
-    const text = await res.text();
+  private envelope(status: number, text: string, what: string): unknown {
     let parsed: z.infer<typeof Envelope>;
     try {
       parsed = Envelope.parse(JSON.parse(text));
     } catch {
-      throw new SoundryError(`${what}: HTTP ${res.status}, not an API answer: ${text.slice(0, 200)}`, 'api', null, res.status);
+      throw new SoundryError(`${what}: HTTP ${status}, not an API answer: ${text.slice(0, 200)}`, 'api', null, status);
     }
-    if (parsed.code !== ERRORS.SUCCESS.code) throw new SoundryError(`${what}: ${parsed.message} (code ${parsed.code})`, 'api', parsed.code, res.status);
+    if (parsed.code !== ERRORS.SUCCESS.code) throw new SoundryError(`${what}: ${parsed.message} (code ${parsed.code})`, 'api', parsed.code, status);
     return parsed.data;
   }
 
   async post<S extends z.ZodType>(path: string, body: unknown, schema: S): Promise<z.output<S>> {
-    const res = await this.send(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return this.parse(schema, await this.envelope(res, `POST ${path}`), path);
+    const data = await this.api(path, `POST ${path}`, () => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+    return this.parse(schema, data, path);
   }
 
   async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
-    return this.parse(schema, await this.envelope(await this.send(path, { method: 'GET' }), `GET ${path}`), path);
+    return this.parse(schema, await this.api(path, `GET ${path}`, () => ({ method: 'GET' })), path);
   }
 
   private parse<S extends z.ZodType>(schema: S, data: unknown, path: string): z.output<S> {
@@ -108,51 +148,61 @@ export class Transport {
     return r.data;
   }
 
-  /** Uploads a local file (streamed from disk) and answers the URL to use as inputurl. */
+  /** Uploads a local file (streamed from disk, progress as the socket takes it) and answers the URL to use as inputurl. */
   async upload(file: string | Blob, onProgress?: OnProgress): Promise<string> {
     const { blob, name } = await blobOf(file);
     onProgress?.({ phase: 'upload', done: 0, total: blob.size });
-    const form = new FormData();
-    form.append('file', blob, name);
-    const res = await this.send('/audio/api/v1/api-keys/files/upload', { method: 'POST', body: form });
-    const data = this.parse(z.object({ url: z.string() }), await this.envelope(res, 'upload'), 'upload');
+    const path = '/audio/api/v1/api-keys/files/upload';
+    const data = await this.api(path, 'upload', (guard) => {
+      const { body, headers } = uploadBody(blob, name, (done) => {
+        guard.touch();
+        onProgress?.({ phase: 'upload', done, total: blob.size });
+      });
+      return { method: 'POST', headers, body, duplex: 'half' };
+    });
+    const { url } = this.parse(z.object({ url: z.string() }), data, 'upload');
     onProgress?.({ phase: 'upload', done: blob.size, total: blob.size });
-    return data.url;
+    return url;
   }
 
-  /** Streams a result URL to a file (parent folders made), reporting bytes. Result URLs are signed: no key needed. */
+  /**
+   * Streams a result URL to a file (parent folders made), reporting bytes. Result URLs are signed: no key needed.
+   * The silence limit restarts with every chunk, so a large result on a slow link is not cut off.
+   */
   async download(url: string, dest: string, onProgress?: OnProgress): Promise<string> {
-    let res: Response;
-    try {
-      res = await this.fetchImpl(url);
-    } catch (err) {
-      throw new SoundryError(`Cannot download ${url}: ${(err as Error).message}`, 'network');
-    }
-    if (!res.ok || !res.body) throw new SoundryError(`Download of ${url} failed: HTTP ${res.status}`, 'api', null, res.status);
-    const total = Number(res.headers.get('content-length')) || null;
-    let done = 0;
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
-        done += chunk.length;
-        onProgress?.({ phase: 'download', done, total });
-        cb(null, chunk);
-      },
+    return this.request(url, `download of ${url}`, () => ({}), async (res, guard) => {
+      if (!res.ok || !res.body) {
+        await res.body?.cancel().catch(() => undefined);
+        throw new SoundryError(`Download of ${url} failed: HTTP ${res.status}`, 'api', null, res.status);
+      }
+      const total = Number(res.headers.get('content-length')) || null;
+      let done = 0;
+      const counter = new Transform({
+        transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback) {
+          guard.touch();
+          done += chunk.length;
+          onProgress?.({ phase: 'download', done, total });
+          cb(null, chunk);
+        },
+      });
+      await mkdir(dirname(dest), { recursive: true });
+      // Into a file beside `dest`, renamed over it once whole: a download cut off part way used to truncate the file the
+      // user already had at that path and leave a half-written one (found from outside).
+      const part = `${dest}.part-${randomBytes(4).toString('hex')}`;
+      try {
+        await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, createWriteStream(part, { flags: 'wx' }));
+        if (total !== null && done !== total) throw new Error(`the answer ended after ${done} of ${total} bytes`);
+        await rename(part, dest);
+      } catch (err) {
+        await rm(part, { force: true });
+        const aborted = guard.reason();
+        if (aborted) throw aborted;
+        if (err instanceof SoundryError) throw err;
+        // A local file error (the path is a folder, not writable) is the caller's to fix; anything else is the connection.
+        const local = typeof (err as NodeJS.ErrnoException).syscall === 'string';
+        throw new SoundryError(`Download of ${url} to ${dest} failed: ${(err as Error).message}; nothing was written to ${dest}`, local ? 'input' : 'network');
+      }
+      return dest;
     });
-    await mkdir(dirname(dest), { recursive: true });
-    // Into a file beside `dest`, renamed over it once whole: a download cut off part way used to truncate the file the
-    // user already had at that path and leave a half-written one (found from outside).
-    const part = `${dest}.part-${randomBytes(4).toString('hex')}`;
-    try {
-      await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, createWriteStream(part, { flags: 'wx' }));
-      if (total !== null && done !== total) throw new Error(`the answer ended after ${done} of ${total} bytes`);
-      await rename(part, dest);
-    } catch (err) {
-      await rm(part, { force: true });
-      if (err instanceof SoundryError) throw err;
-      // A local file error (the path is a folder, not writable) is the caller's to fix; anything else is the connection.
-      const local = typeof (err as NodeJS.ErrnoException).syscall === 'string';
-      throw new SoundryError(`Download of ${url} to ${dest} failed: ${(err as Error).message}; nothing was written to ${dest}`, local ? 'input' : 'network');
-    }
-    return dest;
   }
 }
