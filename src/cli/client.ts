@@ -4,14 +4,15 @@ import { InvalidArgumentError, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { ERRORS } from '../domain/errors.js';
 import { ENHANCE_FLAGS, MODEL_TYPES, PODCAST_LANGUAGES, TTS_LANGUAGES, isModelType, isPodcastLanguage, type EnhanceFlag, type TtsLanguage } from '../domain/vocabulary.js';
-import { Soundry, SoundryError, type OnProgress, type ProgressEvent } from '../sdk/index.js';
+import { Soundry, SoundryError, type CreatedTask, type OnProgress, type ProgressEvent, type RunOptions } from '../sdk/index.js';
 
 /**
  * The user-facing commands (tts, separate, enhance, podcast): thin wrappers over the SDK, talking to a server
  * at SOUNDRY_URL with SOUNDRY_API_KEY. Results are one JSON line on stdout (scripts read it); progress goes to
- * stderr, as bars only when stderr is a terminal. Failures exit with CLIENT_EXIT codes.
+ * stderr, as bars only when stderr is a terminal. Failures exit with CLIENT_EXIT codes; 130 is a Ctrl-C, as a shell
+ * reports a process that SIGINT ended.
  */
-export const CLIENT_EXIT = { ok: 0, unexpected: 1, input: 2, refused: 3, taskFailed: 4, unreachable: 5 } as const;
+export const CLIENT_EXIT = { ok: 0, unexpected: 1, input: 2, refused: 3, taskFailed: 4, unreachable: 5, interrupted: 130 } as const;
 
 export interface ClientDeps {
   url: string;
@@ -60,6 +61,19 @@ const HINTS: Record<number, string> = {
   [ERRORS.KEY_NOT_ENABLED.code]: 'the key is disabled (`soundry keys enable KEY`)',
 };
 
+/**
+ * Names a task that exists on the server although the command failed: a server gone mid-wait, or a Ctrl-C, used to
+ * end the command without its id, and the user could not find a task they may have been charged for (found from outside).
+ */
+function aboutCreatedTask(task: CreatedTask, err: SoundryError, message: string): string {
+  const named = `task ${task.id} (${task.kind}) was created`;
+  const find = `find it later with \`soundry tasks show ${task.id}\` on the server's database, or query ${task.id} through the API`;
+  if (err.kind === 'cancelled') return `${message}; ${named} and keeps running on the server, where it may be charged: ${find}`;
+  const silent = err.kind === 'network' || (err.kind === 'timeout' && err.silentSeconds !== null);
+  const what = silent ? 'the server stopped answering while waiting for it' : err.kind === 'timeout' ? 'the client gave up waiting for it' : 'then the command failed';
+  return `${named}; ${what}: ${message}; ${find}`;
+}
+
 /** Turns an SDK error into the line the user reads and the exit code a script tests. */
 export function describeClientError(err: SoundryError): { message: string; exitCode: number } {
   const hint = err.code !== null ? HINTS[err.code] : undefined;
@@ -67,7 +81,13 @@ export function describeClientError(err: SoundryError): { message: string; exitC
   if (err.silentSeconds !== null) {
     message += `; the limit is SOUNDRY_TIMEOUT_SECONDS=${err.silentSeconds} (seconds without a byte from the server; 0: no limit): raise it if the server is slow rather than gone`;
   }
-  const exitCode = { api: CLIENT_EXIT.refused, task_failed: CLIENT_EXIT.taskFailed, network: CLIENT_EXIT.unreachable, timeout: CLIENT_EXIT.unreachable, input: CLIENT_EXIT.input }[err.kind];
+  // A failed task's message names it already, and it is over: nothing runs on that the user must find.
+  if (err.task && err.kind !== 'task_failed') message = aboutCreatedTask(err.task, err, message);
+  else if (err.kind === 'cancelled') message = `${message}; no task id had been received from the server`;
+  const exitCode = {
+    api: CLIENT_EXIT.refused, task_failed: CLIENT_EXIT.taskFailed, network: CLIENT_EXIT.unreachable, timeout: CLIENT_EXIT.unreachable,
+    cancelled: CLIENT_EXIT.interrupted, input: CLIENT_EXIT.input,
+  }[err.kind];
   return { message, exitCode };
 }
 
@@ -93,13 +113,35 @@ async function checkOutput(path: string, want: 'file' | 'folder'): Promise<void>
 }
 
 export function registerClientCommands(program: Command, deps: ClientDeps): void {
-  /** Runs one client call with a progress reporter, so every command handles its bars the same way. */
-  const withClient = async <T>(work: (client: Soundry, onProgress: OnProgress) => Promise<T>): Promise<T> => {
+  /**
+   * Runs one client call with a progress reporter, so every command handles its bars the same way, and with Ctrl-C
+   * caught: it aborts the request in flight, and the error that unwinds (a partial download removed on the way) names
+   * the task already created (describeClientError), exit 130. Should anything not unwind, the process ends anyway
+   * after a moment, or at a second Ctrl-C, saying the same.
+   */
+  const withClient = async <T>(work: (client: Soundry, run: Pick<RunOptions, 'onProgress' | 'signal' | 'onCreated'>) => Promise<T>): Promise<T> => {
     const client = new Soundry({ baseUrl: deps.url, apiKey: deps.apiKey ?? '', timeoutSeconds: deps.timeoutSeconds });
     const progress = progressReporter(deps.stderr);
+    const interrupt = new AbortController();
+    let created: CreatedTask | null = null;
+    const leave = () => {
+      progress.stop();
+      const { message, exitCode } = describeClientError(new SoundryError('Interrupted (Ctrl-C)', 'cancelled', null, null, { task: created }));
+      deps.stderr.write(`soundry: ${message}\n`);
+      process.exit(exitCode);
+    };
+    let fallback: NodeJS.Timeout | undefined;
+    const onSigint = () => {
+      if (interrupt.signal.aborted) leave();
+      interrupt.abort(new SoundryError('Interrupted (Ctrl-C)', 'cancelled'));
+      fallback = setTimeout(leave, 3000).unref();
+    };
+    process.on('SIGINT', onSigint);
     try {
-      return await work(client, progress.onProgress);
+      return await work(client, { onProgress: progress.onProgress, signal: interrupt.signal, onCreated: (task) => (created = task) });
     } finally {
+      clearTimeout(fallback);
+      process.off('SIGINT', onSigint);
       progress.stop();
     }
   };
@@ -115,15 +157,15 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
     .option('--speed <x>', 'speed multiplier (0.5, 1, 2)', (v) => Number(v), 1)
     .action(async (text: string, o: { output: string; voice?: number; language: string; emotion: number; speed: number }) => {
       await checkOutput(o.output, 'file');
-      const result = await withClient(async (client, onProgress) => {
+      const result = await withClient(async (client, run) => {
         // The default voice: an installed neural one when the server has it (never one it would first download).
-        const voices = o.voice === undefined ? await client.tts.voices({ language: o.language }) : [];
+        const voices = o.voice === undefined ? await client.tts.voices({ language: o.language }, run) : [];
         const voiceId = o.voice ?? (voices.find((v) => v.neural && v.downloaded !== false) ?? voices[0])?.id;
         if (voiceId === undefined) throw new SoundryError(`The server has no voice for language ${o.language}`, 'input');
         const format = extname(o.output).toLowerCase() === '.wav' ? 'wav' : 'mp3';
         const language = o.language === 'all' || isTtsLanguage(o.language) ? o.language : null;
         if (!language) throw new SoundryError(`--language must be all or one of ${TTS_LANGUAGES.join(', ')}`, 'input');
-        return client.tts.run({ voice_id: voiceId, emotion: o.emotion, speed: o.speed, language, text, format }, o.output, { onProgress });
+        return client.tts.run({ voice_id: voiceId, emotion: o.emotion, speed: o.speed, language, text, format }, o.output, run);
       });
       // engine_note: the neural voice asked for could not be had and a built-in voice spoke (docs/api.md).
       const { engine, engine_note: engineNote } = result.data;
@@ -145,7 +187,7 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
       const format = o.format === 'mp3' || o.format === 'wav' || o.format === 'flac' ? o.format : null;
       if (!format) throw new SoundryError('--format must be mp3, wav or flac', 'input');
       await checkOutput(o.output, 'folder');
-      const result = await withClient((client, onProgress) => client.separation.run(input, { modelType: o.model, outputDir: o.output, format, onProgress }));
+      const result = await withClient((client, run) => client.separation.run(input, { ...run, modelType: o.model, outputDir: o.output, format }));
       // Why the built-in engine ran, and which stems it doubted: a script reading the output should see both.
       const { engine_note: engineNote, stem_notes: stemNotes } = result.data;
       deps.print({ files: result.files, engine: result.data.engine, ...(engineNote ? { engine_note: engineNote } : {}), ...(stemNotes ? { stem_notes: stemNotes } : {}), credits: result.data.credits });
@@ -161,7 +203,7 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
     const flags = ENHANCE_FLAGS.filter((f) => o[camel(f)] === true);
     const output = typeof o.output === 'string' ? o.output : `${basename(input.split('?')[0] ?? input, extname(input))}.enhanced${extname(input) || '.wav'}`;
     await checkOutput(output, 'file');
-    const result = await withClient((client, onProgress) => client.enhance.run(input, { flags, output, onProgress }));
+    const result = await withClient((client, run) => client.enhance.run(input, { ...run, flags, output }));
     // reasons: why each stage ran or did not, and why a built-in stage stood in for a neural one (docs/api.md).
     const { reasons } = result.data;
     deps.print({ file: result.file, stages: result.data.stages, engine: result.data.engine, ...(reasons && Object.keys(reasons).length ? { reasons } : {}), credits: result.data.credits });
@@ -192,9 +234,9 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
       const language = o.language !== undefined && isPodcastLanguage(o.language) ? o.language : undefined;
       const opts = { output: o.output, style: o.style, duration: o.duration, ...(language ? { language } : {}) };
       await checkOutput(o.output, 'file');
-      const result = await withClient((client, onProgress) => {
+      const result = await withClient((client, run) => {
         const from = text !== undefined ? { text } : /^https?:\/\//i.test(source!) ? { url: source!, sourceType: o.video ? (2 as const) : (1 as const) } : { file: source! };
-        return client.podcast.run(from, { ...opts, onProgress });
+        return client.podcast.run(from, { ...opts, ...run });
       });
       // Why the built-in generator wrote the script, or a built-in voice spoke for a host (docs/api.md), as the other commands say it.
       const notes = [result.script.engine_note, result.episode.engine_note].filter((n): n is string => typeof n === 'string' && n.length > 0);

@@ -6,7 +6,8 @@ import { PodcastAudioQueryData, type PodcastAudioCreateBody } from '../kinds/pod
 import { PodcastScriptQueryData, type PodcastScriptCreateBody } from '../kinds/podcast-script/contract.js';
 import { SeparationQueryData, type SeparationCreateBody } from '../kinds/separation/contract.js';
 import { TtsQueryData, type TtsCreateBody } from '../kinds/tts/contract.js';
-import { TaskClient, type WaitOptions } from './tasks.js';
+import { aboutTask } from './errors.js';
+import { TaskClient, type CreateOptions, type WaitOptions } from './tasks.js';
 import { SoundryError, Transport, type OnProgress, type TransportOptions } from './transport.js';
 
 /** The create bodies as a caller writes them (before the server's parsing: numeric strings allowed). */
@@ -28,8 +29,10 @@ const VoiceList = z.object({ total: z.number(), records: z.array(TtsVoice) });
 export type FileInput = string | Blob;
 const isUrl = (s: FileInput): s is string => typeof s === 'string' && /^https?:\/\//i.test(s);
 
-export interface RunOptions extends WaitOptions {
+/** onCreated and signal reach every request of the run: uploads, creates, polls and downloads. */
+export interface RunOptions extends WaitOptions, CreateOptions {
   onProgress?: OnProgress;
+  signal?: AbortSignal;
 }
 
 /**
@@ -40,7 +43,7 @@ export class Soundry {
   readonly transport: Transport;
   readonly tts: TaskClient<TtsCreateInput, TtsQueryData> & {
     run(body: TtsCreateInput, output: string, opts?: RunOptions): Promise<{ data: TtsQueryData; file: string }>;
-    voices(filter?: { language?: string }): Promise<TtsVoice[]>;
+    voices(filter?: { language?: string }, opts?: { signal?: AbortSignal }): Promise<TtsVoice[]>;
   };
   readonly separation: TaskClient<SeparationCreateInput, SeparationQueryData> & {
     run(file: FileInput, opts: RunOptions & { modelType: ModelType; outputDir?: string; format?: 'mp3' | 'wav' | 'flac'; separationType?: SeparationCreateInput['separation_type'] }): Promise<{ data: SeparationQueryData; files: Record<string, string> }>;
@@ -60,44 +63,50 @@ export class Soundry {
 
   constructor(opts: TransportOptions) {
     const t = (this.transport = new Transport(opts));
-    const tts = new TaskClient<TtsCreateInput, TtsQueryData>(t, { create: 'tts/task/create', get: 'tts/task/get', createdIdField: 'job_id', queryIdField: 'global_id', data: TtsQueryData });
+    const tts = new TaskClient<TtsCreateInput, TtsQueryData>(t, { kind: 'tts', create: 'tts/task/create', get: 'tts/task/get', createdIdField: 'job_id', queryIdField: 'global_id', data: TtsQueryData });
     this.tts = Object.assign(tts, {
       async run(body: TtsCreateInput, output: string, o: RunOptions = {}) {
-        const data = await tts.wait(await tts.create(body), o);
-        return { data, file: await t.download(data.output, output, o.onProgress) };
+        const id = await tts.create(body, o);
+        const data = await tts.wait(id, o);
+        return { data, file: await aboutTask({ id, kind: 'tts' }, () => t.download(data.output, output, o.onProgress, o)) };
       },
-      async voices(filter: { language?: string } = {}) {
+      async voices(filter: { language?: string } = {}, opts: { signal?: AbortSignal } = {}) {
         const q = filter.language ? `?language=${encodeURIComponent(filter.language)}` : '';
-        return (await t.get(`/audio/api/v1/api-keys/tts/voices${q}`, VoiceList)).records;
+        return (await t.get(`/audio/api/v1/api-keys/tts/voices${q}`, VoiceList, opts)).records;
       },
     });
 
-    const separation = new TaskClient<SeparationCreateInput, SeparationQueryData>(t, { create: 'separation/task/create', get: 'separation/task/get', createdIdField: 'job_id', queryIdField: 'job_id', data: SeparationQueryData });
+    const separation = new TaskClient<SeparationCreateInput, SeparationQueryData>(t, { kind: 'separation', create: 'separation/task/create', get: 'separation/task/get', createdIdField: 'job_id', queryIdField: 'job_id', data: SeparationQueryData });
     this.separation = Object.assign(separation, {
       async run(file: FileInput, o: RunOptions & { modelType: ModelType; outputDir?: string; format?: 'mp3' | 'wav' | 'flac'; separationType?: SeparationCreateInput['separation_type'] }) {
-        const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress);
+        const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress, o);
         const body: SeparationCreateInput = { model_type: o.modelType, inputurl, ...(o.format ? { output_format: o.format } : {}), ...(o.separationType ? { separation_type: o.separationType } : {}) };
-        const data = await separation.wait(await separation.create(body), o);
-        const files: Record<string, string> = {};
-        for (const [stem, url] of Object.entries(data.output)) {
-          files[stem] = await t.download(url, join(o.outputDir ?? 'stems', `${stem}.${extensionOf(url, o.format ?? 'mp3')}`), o.onProgress);
-        }
+        const id = await separation.create(body, o);
+        const data = await separation.wait(id, o);
+        const files = await aboutTask({ id, kind: 'separation' }, async () => {
+          const written: Record<string, string> = {};
+          for (const [stem, url] of Object.entries(data.output)) {
+            written[stem] = await t.download(url, join(o.outputDir ?? 'stems', `${stem}.${extensionOf(url, o.format ?? 'mp3')}`), o.onProgress, o);
+          }
+          return written;
+        });
         return { data, files };
       },
     });
 
-    const enhance = new TaskClient<EnhanceCreateInput, EnhanceQueryData>(t, { create: 'enhance/task/create', get: 'enhance/task/get', createdIdField: 'job_id', queryIdField: 'job_id', data: EnhanceQueryData });
+    const enhance = new TaskClient<EnhanceCreateInput, EnhanceQueryData>(t, { kind: 'enhance', create: 'enhance/task/create', get: 'enhance/task/get', createdIdField: 'job_id', queryIdField: 'job_id', data: EnhanceQueryData });
     this.enhance = Object.assign(enhance, {
       async run(file: FileInput, o: RunOptions & { flags?: readonly EnhanceFlag[]; output?: string }) {
-        const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress);
-        const data = await enhance.wait(await enhance.create({ inputurl, enhance_type: Object.fromEntries((o.flags ?? []).map((f) => [f, true])) }), o);
+        const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress, o);
+        const id = await enhance.create({ inputurl, enhance_type: Object.fromEntries((o.flags ?? []).map((f) => [f, true])) }, o);
+        const data = await enhance.wait(id, o);
         const output = o.output ?? `enhanced.${extensionOf(data.output, 'mp3')}`;
-        return { data, file: await t.download(data.output, output, o.onProgress) };
+        return { data, file: await aboutTask({ id, kind: 'enhance' }, () => t.download(data.output, output, o.onProgress, o)) };
       },
     });
 
-    const script = new TaskClient<PodcastScriptCreateInput, PodcastScriptQueryData>(t, { create: 'podcast/script/create', get: 'podcast/script/get', createdIdField: 'global_id', queryIdField: 'global_id', data: PodcastScriptQueryData });
-    const audio = new TaskClient<PodcastAudioCreateInput, PodcastAudioQueryData>(t, { create: 'podcast/audio/create', get: 'podcast/audio/get', createdIdField: 'global_id', queryIdField: 'global_id', data: PodcastAudioQueryData });
+    const script = new TaskClient<PodcastScriptCreateInput, PodcastScriptQueryData>(t, { kind: 'podcast_script', create: 'podcast/script/create', get: 'podcast/script/get', createdIdField: 'global_id', queryIdField: 'global_id', data: PodcastScriptQueryData });
+    const audio = new TaskClient<PodcastAudioCreateInput, PodcastAudioQueryData>(t, { kind: 'podcast_audio', create: 'podcast/audio/create', get: 'podcast/audio/get', createdIdField: 'global_id', queryIdField: 'global_id', data: PodcastAudioQueryData });
     this.podcast = {
       script,
       audio,
@@ -105,16 +114,19 @@ export class Soundry {
         const common = { speakers: o.speakers ?? [], style: o.style ?? 1, duration: o.duration ?? 2, use_mode: 'ai', commercial_use: 0, ...(o.language ? { language: o.language } : {}) };
         let body: PodcastScriptCreateInput;
         if ('text' in source) body = { source_type: 4, text: source.text, ...common };
-        else if ('file' in source) body = { source_type: 3, url: isUrl(source.file) ? source.file : await t.upload(source.file, o.onProgress), ...common };
+        else if ('file' in source) body = { source_type: 3, url: isUrl(source.file) ? source.file : await t.upload(source.file, o.onProgress, o), ...common };
         else body = { source_type: source.sourceType ?? 1, url: source.url, ...common };
-        const s = await script.wait(await script.create(body), o);
-        // Step 2 takes step 1's result unchanged, as the spec recommends.
-        const episode = await audio.wait(
-          await audio.create({ title: s.title, processed_content: s.processed_content, podcast_script: s.podcast_script, hightlights: s.hightlights, global_id: s.global_id }),
-          o,
+        const scriptId = await script.create(body, o);
+        const s = await script.wait(scriptId, o);
+        // Step 2 takes step 1's result unchanged, as the spec recommends. Until it is created, errors name step 1's task.
+        const audioId = await aboutTask({ id: scriptId, kind: 'podcast_script' }, () =>
+          audio.create({ title: s.title, processed_content: s.processed_content, podcast_script: s.podcast_script, hightlights: s.hightlights, global_id: s.global_id }, o),
         );
-        if (!episode.file_url) throw new SoundryError(`Podcast ${episode.global_id} succeeded without a file_url`, 'api');
-        return { script: s, episode, file: await t.download(episode.file_url, o.output, o.onProgress) };
+        const episode = await audio.wait(audioId, o);
+        return aboutTask({ id: audioId, kind: 'podcast_audio' }, async () => {
+          if (!episode.file_url) throw new SoundryError(`Podcast ${episode.global_id} succeeded without a file_url`, 'api');
+          return { script: s, episode, file: await t.download(episode.file_url, o.output, o.onProgress, o) };
+        });
       },
     };
   }

@@ -1,33 +1,42 @@
 import { SoundryError } from './errors.js';
 
-/** One request's abort when the server goes silent for too long. */
+/** One request's abort: when the server goes silent for too long, or when the caller cancels. */
 export interface RequestGuard {
   signal: AbortSignal;
   /** Something arrived (answer headers, body bytes) or left (upload bytes taken by the socket): the silence restarts. */
   touch(): void;
-  /** The request is over: no timer left behind. */
+  /** The request is over: no timer left behind, no listener on the caller's signal. */
   done(): void;
-  /** Why the request was aborted, or null while it was not: that, not fetch's own error, is what to throw. */
+  /** Why the request was aborted (timeout, cancel), or null while it was not: that, not fetch's own error, is what to throw. */
   reason(): SoundryError | null;
+}
+
+/** The caller's abort reason as the SDK's error, so a Ctrl-C reads as 'cancelled' whatever the caller aborted with. */
+export function cancelledError(reason: unknown): SoundryError {
+  return reason instanceof SoundryError ? reason : new SoundryError('Cancelled', 'cancelled');
 }
 
 /**
  * A limit on silence, not on duration: a server that accepted the connection and then never answered left the client
  * waiting for ever (found from outside), but a large upload or download that keeps moving may take as long as it needs.
  */
-export function guardRequest(o: { silenceMs: number; server: string; what: string }): RequestGuard {
+export function guardRequest(o: { silenceMs: number; server: string; what: string; cancel?: AbortSignal | undefined }): RequestGuard {
   const controller = new AbortController();
   const seconds = o.silenceMs / 1000;
   const timer =
     o.silenceMs > 0
       ? setTimeout(() => controller.abort(new SoundryError(`No answer from ${o.server} for ${seconds} s (${o.what})`, 'timeout', null, null, { silentSeconds: seconds })), o.silenceMs)
       : null;
+  const onCancel = () => controller.abort(cancelledError(o.cancel?.reason));
+  if (o.cancel?.aborted) onCancel();
+  else o.cancel?.addEventListener('abort', onCancel, { once: true });
   return {
     signal: controller.signal,
     touch: () => void (controller.signal.aborted ? undefined : timer?.refresh()),
     done() {
       if (timer) clearTimeout(timer);
+      o.cancel?.removeEventListener('abort', onCancel);
     },
-    reason: () => (controller.signal.aborted ? (controller.signal.reason as SoundryError) : null),
+    reason: () => (controller.signal.aborted ? cancelledError(controller.signal.reason) : null),
   };
 }

@@ -10,7 +10,7 @@ import { SoundryError } from './errors.js';
 import { guardRequest, type RequestGuard } from './guard.js';
 import { uploadBody } from './upload-body.js';
 
-export { SoundryError, type SoundryErrorKind } from './errors.js';
+export { SoundryError, type SoundryErrorKind, type CreatedTask } from './errors.js';
 
 /** One step of a long call: upload, wait (progress 0..1 of the task) or download (bytes). */
 export interface ProgressEvent {
@@ -32,6 +32,11 @@ export interface TransportOptions {
    * headers, no body bytes, no upload bytes taken. A limit on silence, not on duration; 0: no limit. Default 30.
    */
   timeoutSeconds?: number;
+}
+
+/** Per call: the caller's cancel (a Ctrl-C), which aborts the request in flight. */
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -69,17 +74,18 @@ export class Transport {
   }
 
   /**
-   * One request under a silence limit: `consume` reads the answer, calling the guard's touch for every chunk.
-   * A timeout is thrown as itself, never as fetch's AbortError.
+   * One request under a silence limit and the caller's cancel: `consume` reads the answer, calling the guard's
+   * touch for every chunk. What aborted it (timeout, cancel) is thrown as itself, never as fetch's AbortError.
    */
   private async request<T>(
     url: string,
     what: string,
+    call: CallOptions,
     init: (guard: RequestGuard) => RequestInit,
     consume: (res: Response, guard: RequestGuard) => Promise<T>,
   ): Promise<T> {
     const server = new URL(url).origin;
-    const guard = guardRequest({ silenceMs: this.silenceMs, server, what });
+    const guard = guardRequest({ silenceMs: this.silenceMs, server, what, cancel: call.signal });
     try {
       let res: Response;
       try {
@@ -102,10 +108,11 @@ export class Transport {
   }
 
   /** An API call: the key sent, the envelope's data answered; the body read chunk by chunk, each one touching the guard. */
-  private api(path: string, what: string, init: (guard: RequestGuard) => RequestInit): Promise<unknown> {
+  private api(path: string, what: string, call: CallOptions, init: (guard: RequestGuard) => RequestInit): Promise<unknown> {
     return this.request(
       `${this.baseUrl}${path}`,
       what,
+      call,
       (guard) => {
         const i = init(guard);
         return { ...i, headers: { 'api-key': this.opts.apiKey, ...(i.headers as Record<string, string> | undefined) } };
@@ -133,13 +140,13 @@ export class Transport {
     return parsed.data;
   }
 
-  async post<S extends z.ZodType>(path: string, body: unknown, schema: S): Promise<z.output<S>> {
-    const data = await this.api(path, `POST ${path}`, () => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+  async post<S extends z.ZodType>(path: string, body: unknown, schema: S, call: CallOptions = {}): Promise<z.output<S>> {
+    const data = await this.api(path, `POST ${path}`, call, () => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
     return this.parse(schema, data, path);
   }
 
-  async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
-    return this.parse(schema, await this.api(path, `GET ${path}`, () => ({ method: 'GET' })), path);
+  async get<S extends z.ZodType>(path: string, schema: S, call: CallOptions = {}): Promise<z.output<S>> {
+    return this.parse(schema, await this.api(path, `GET ${path}`, call, () => ({ method: 'GET' })), path);
   }
 
   private parse<S extends z.ZodType>(schema: S, data: unknown, path: string): z.output<S> {
@@ -149,11 +156,11 @@ export class Transport {
   }
 
   /** Uploads a local file (streamed from disk, progress as the socket takes it) and answers the URL to use as inputurl. */
-  async upload(file: string | Blob, onProgress?: OnProgress): Promise<string> {
+  async upload(file: string | Blob, onProgress?: OnProgress, call: CallOptions = {}): Promise<string> {
     const { blob, name } = await blobOf(file);
     onProgress?.({ phase: 'upload', done: 0, total: blob.size });
     const path = '/audio/api/v1/api-keys/files/upload';
-    const data = await this.api(path, 'upload', (guard) => {
+    const data = await this.api(path, 'upload', call, (guard) => {
       const { body, headers } = uploadBody(blob, name, (done) => {
         guard.touch();
         onProgress?.({ phase: 'upload', done, total: blob.size });
@@ -169,8 +176,8 @@ export class Transport {
    * Streams a result URL to a file (parent folders made), reporting bytes. Result URLs are signed: no key needed.
    * The silence limit restarts with every chunk, so a large result on a slow link is not cut off.
    */
-  async download(url: string, dest: string, onProgress?: OnProgress): Promise<string> {
-    return this.request(url, `download of ${url}`, () => ({}), async (res, guard) => {
+  async download(url: string, dest: string, onProgress?: OnProgress, call: CallOptions = {}): Promise<string> {
+    return this.request(url, `download of ${url}`, call, () => ({}), async (res, guard) => {
       if (!res.ok || !res.body) {
         await res.body?.cancel().catch(() => undefined);
         throw new SoundryError(`Download of ${url} failed: HTTP ${res.status}`, 'api', null, res.status);

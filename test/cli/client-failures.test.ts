@@ -1,17 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeApi, type FakeApi } from '../helpers/fake-api.js';
-import { REPO_ROOT } from '../helpers/processes.js';
+import { answer, startFakeApi, type FakeApi } from '../helpers/fake-api.js';
+import { REPO_ROOT, until } from '../helpers/processes.js';
 
 /**
  * The client commands when the server fails them, found from outside: a server that accepts and never answers
- * hung the CLI for ever. `node --import tsx src/cli/main.ts` as a child process, against a node:http stand-in of
- * the server's routes on 127.0.0.1.
+ * hung the CLI for ever; a server gone mid-wait, or a Ctrl-C, ended it without the id of the task it had created
+ * (and that may be charged). `node --import tsx src/cli/main.ts` as a child process, against a node:http stand-in
+ * of the server's routes on 127.0.0.1.
  */
 const API = '/audio/api/v1/api-keys';
+const TASK = 'tts_0123456789abcdef';
 let dir = '';
 const servers: FakeApi[] = [];
 const children: ChildProcess[] = [];
@@ -58,6 +60,15 @@ const fake = async (...args: Parameters<typeof startFakeApi>) => {
   return api;
 };
 
+/** Answers the create, then `waitingPolls` polls "waiting", then leaves the rest to `last`. */
+const taskServer = (last: (res: import('node:http').ServerResponse, api: FakeApi) => void, waitingPolls: number) => {
+  let polls = 0;
+  return fake({
+    [`${API}/tts/task/create`]: (_req, res) => answer(res, { job_id: TASK }),
+    [`${API}/tts/task/get`]: (_req, res, api) => (++polls <= waitingPolls ? answer(res, { status: 'waiting', output: '', progress: 0.2 }) : last(res, api)),
+  });
+};
+
 describe('client commands against a failing server', () => {
   it('a server that accepts and never answers: exit 5 after SOUNDRY_TIMEOUT_SECONDS, naming the server and the setting', async () => {
     const silent = await fake({}, () => undefined);
@@ -68,5 +79,30 @@ describe('client commands against a failing server', () => {
     expect(r.err).toContain('SOUNDRY_TIMEOUT_SECONDS=1');
     expect(r.err).toContain('0: no limit');
     expect(r.out).toBe('');
+  }, 30_000);
+
+  it('a server that dies mid-wait: the task id and kind on stderr, exit 5', async () => {
+    const api = await taskServer((res, self) => {
+      res.socket?.destroy();
+      void self.shutdown();
+    }, 1);
+    const r = await cli(['tts', 'x', '--voice', '1', '-o', join(dir, 'b.mp3')], { SOUNDRY_URL: api.base });
+    expect(r.code, r.err).toBe(5);
+    expect(r.err).toContain(`soundry: task ${TASK} (tts) was created; the server stopped answering while waiting for it: `);
+    expect(r.err).toContain(`soundry tasks show ${TASK}`);
+    expect(api.seen.filter((s) => s.endsWith('/create'))).toHaveLength(1);
+  }, 30_000);
+
+  it('Ctrl-C while waiting: the task id on stderr, exit 130, no partial file', async () => {
+    const api = await taskServer(() => undefined, Infinity);
+    const out = join(dir, 'c.mp3');
+    const r = await cli(['tts', 'x', '--voice', '1', '-o', out], { SOUNDRY_URL: api.base }, (child) => {
+      void until('the first poll', async () => api.seen.some((s) => s.endsWith('/get')), 15_000).then(() => child.kill('SIGINT'));
+    });
+    expect(r.code, r.err).toBe(130);
+    expect(r.err).toContain('Interrupted (Ctrl-C)');
+    expect(r.err).toContain(`task ${TASK} (tts) was created and keeps running on the server`);
+    expect(r.ms).toBeLessThan(15_000);
+    expect(await readdir(dir)).not.toContain('c.mp3');
   }, 30_000);
 });

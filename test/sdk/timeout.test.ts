@@ -40,7 +40,7 @@ describe('SDK silence limit', () => {
     const err = await failure(client.tts.create(TTS));
     expect(Date.now() - started).toBeLessThan(5000);
     expect(err).toBeInstanceOf(SoundryError);
-    expect(err).toMatchObject({ kind: 'timeout', silentSeconds: 0.3 });
+    expect(err).toMatchObject({ kind: 'timeout', silentSeconds: 0.3, task: null });
     expect(err.message).toBe(`No answer from ${silent.base} for 0.3 s (POST ${API}/tts/task/create)`);
   });
 
@@ -52,7 +52,7 @@ describe('SDK silence limit', () => {
     const client = new Soundry({ baseUrl: stalls.base, apiKey: 'sk_x', timeoutSeconds: 0.3 });
     const dest = join(dir, 'stalled.mp3');
     const err = await failure(client.transport.download(`${stalls.base}/r.mp3`, dest));
-    expect(err).toMatchObject({ kind: 'timeout', silentSeconds: 0.3 });
+    expect(err).toMatchObject({ kind: 'timeout', silentSeconds: 0.3, task: null });
     expect(err.message).toContain(`No answer from ${stalls.base} for 0.3 s (download of ${stalls.base}/r.mp3)`);
     expect(await readdir(dir)).not.toContain('stalled.mp3');
     expect((await readdir(dir)).filter((f) => f.includes('.part-'))).toEqual([]);
