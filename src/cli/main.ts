@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../config/config.js';
 import { openDatabase } from '../app/database.js';
@@ -9,13 +10,17 @@ import type { Kysely } from 'kysely';
 import { registerAdminCommands, CliError } from './admin.js';
 import { registerModelCommands } from './models.js';
 import { loadCatalog } from '../models/catalog-file.js';
-import { describeClientError, registerClientCommands } from './client.js';
+import { CLIENT_EXIT, describeClientError, registerClientCommands } from './client.js';
 import { SoundryError } from '../sdk/index.js';
+
+/** What commander ends with that is not a usage error: help asked for (or shown for no command), the version. */
+const NOT_FAILURES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
 
 /**
  * One `soundry` bin. Admin commands (keys, accounts, credits, tasks, models) work on the server's database
  * directly: one JSON object on stdout per command; errors as {"error": ...} on stderr, exit 1. Client commands
- * (tts, separate, enhance, podcast) talk to a running server over HTTP (src/cli/client.ts).
+ * (tts, separate, enhance, podcast) talk to a running server over HTTP (src/cli/client.ts). Usage errors of any
+ * command are {"error": ...} too, exit 2.
  */
 async function main(argv: string[]): Promise<void> {
   const config = loadConfig(process.env);
@@ -35,7 +40,17 @@ async function main(argv: string[]): Promise<void> {
     return db;
   };
   const print = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
-  const program = new Command('soundry').description('Soundry: client commands for a running server, and admin commands on its database').exitOverride();
+  const { version } = z.object({ version: z.string() }).parse(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')));
+  const program = new Command('soundry')
+    .description('Soundry: client commands for a running server, and admin commands on its database')
+    .version(version)
+    // commander's usage errors (unknown option, missing or invalid argument) were plain text, exit 1, where every other
+    // error is one JSON object (found from outside): now {"error": ...} too, exit 2. Set before any command is added,
+    // since a command copies its parent's output and exit settings when it is made.
+    .configureOutput({ outputError: (str, write) => write(`${JSON.stringify({ error: str.trim() })}\n`) })
+    .exitOverride((err) => {
+      throw NOT_FAILURES.has(err.code) ? err : new CommanderError(CLIENT_EXIT.input, err.code, err.message);
+    });
   registerClientCommands(program, { url: config.SOUNDRY_URL, apiKey: config.SOUNDRY_API_KEY, timeoutSeconds: config.SOUNDRY_TIMEOUT_SECONDS, print, stderr: process.stderr });
   registerAdminCommands(program, {
     accounts: async () => new SqlAccountStore(await database()),
@@ -58,7 +73,7 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {
-    // help and version are not failures
+    // Said already (help, the version, or a usage error as JSON); help and version are not failures, exit 0.
     process.exit(err.exitCode);
   }
   if (err instanceof SoundryError) {

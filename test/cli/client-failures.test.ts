@@ -106,3 +106,36 @@ describe('client commands against a failing server', () => {
     expect(await readdir(dir)).not.toContain('c.mp3');
   }, 30_000);
 });
+
+describe('usage errors', () => {
+  it('are one JSON object on stderr, exit 2, for the program and its subcommands', async () => {
+    const cases: [string[], RegExp][] = [
+      [['tts'], /missing required argument 'text'/],
+      [['tts', 'x', '--bogus'], /unknown option '--bogus'/],
+      [['tts', 'x', '--voice', 'abc'], /argument 'abc' is invalid\. --voice must be a whole number/],
+      [['nope'], /unknown command 'nope'/],
+      [['keys', 'create', '--credits'], /option '--credits <n>' argument missing/],
+      [['separate', 'a', 'b'], /too many arguments for 'separate'/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(2);
+      expect(r.err.endsWith('\n') && r.err.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(r.err)).toEqual({ error: expect.stringMatching(message) });
+      expect(r.out).toBe('');
+    }
+  }, 120_000);
+
+  it('help and the version are not errors: stdout, exit 0', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('Usage: soundry');
+    const sub = await cli(['tts', '--help']);
+    expect(sub.code).toBe(0);
+    expect(sub.out).toContain('Usage: soundry tts');
+    const version = await cli(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.out.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(version.err).toBe('');
+  }, 60_000);
+});
