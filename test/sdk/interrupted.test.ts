@@ -1,3 +1,6 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Soundry, SoundryError, type CreatedTask } from '../../src/sdk/index.js';
 import { answer, startFakeApi, type FakeApi } from '../helpers/fake-api.js';
@@ -50,6 +53,28 @@ describe('SDK errors after a task was created', () => {
     const err = await failure(run);
     expect(Date.now() - started).toBeLessThan(1500);
     expect(err).toMatchObject({ kind: 'cancelled', task: { id: 'tts_0123456789abcdef', kind: 'tts' } });
+  });
+
+  it('a cancel mid-download leaves the file already at the output path as it was, and no partial file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'soundry-sdk-cancel-'));
+    try {
+      const dest = join(dir, 'out.mp3');
+      await writeFile(dest, "the user's own file");
+      const cancel = new AbortController();
+      const api = await startFakeApi({}, (_req, res) => {
+        res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': 100_000 });
+        res.write(Buffer.alloc(1000));
+        setTimeout(() => cancel.abort(), 100);
+      });
+      servers.push(api);
+      const client = new Soundry({ baseUrl: api.base, apiKey: 'sk_x' });
+      const err = await failure(client.transport.download(`${api.base}/r.mp3`, dest, undefined, { signal: cancel.signal }));
+      expect(err).toMatchObject({ kind: 'cancelled' });
+      expect(await readFile(dest, 'utf8')).toBe("the user's own file");
+      expect(await readdir(dir)).toEqual(['out.mp3']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a cancel before anything was sent sends nothing', async () => {
