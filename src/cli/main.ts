@@ -47,7 +47,8 @@ async function main(argv: string[]): Promise<void> {
     // commander's usage errors (unknown option, missing or invalid argument) were plain text, exit 1, where every other
     // error is one JSON object (found from outside): now {"error": ...} too, exit 2. Set before any command is added,
     // since a command copies its parent's output and exit settings when it is made.
-    .configureOutput({ outputError: (str, write) => write(`${JSON.stringify({ error: str.trim() })}\n`) })
+    // commander's own "error: " prefix goes: the key already says it.
+    .configureOutput({ outputError: (str, write) => write(`${JSON.stringify({ error: str.trim().replace(/^error: /, '') })}\n`) })
     .exitOverride((err) => {
       throw NOT_FAILURES.has(err.code) ? err : new CommanderError(CLIENT_EXIT.input, err.code, err.message);
     });

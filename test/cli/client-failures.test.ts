@@ -122,6 +122,7 @@ describe('usage errors', () => {
       expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(2);
       expect(r.err.endsWith('\n') && r.err.trim().split('\n')).toHaveLength(1);
       expect(JSON.parse(r.err)).toEqual({ error: expect.stringMatching(message) });
+      expect(JSON.parse(r.err).error).not.toMatch(/^error: /);
       expect(r.out).toBe('');
     }
   }, 120_000);
