@@ -45,7 +45,9 @@ const Envelope = z.object({ code: z.number(), data: z.unknown(), message: z.stri
 
 /** A Blob from a local path or the Blob given; a missing path is the caller's mistake, said with the path. */
 async function blobOf(file: string | Blob): Promise<{ blob: Blob; name: string }> {
-  if (typeof file !== 'string') return { blob: file, name: 'upload.bin' };
+  // A File keeps its own name (it was sent as upload.bin, found from outside: the server stored and served it without its
+  // extension); a bare Blob has none.
+  if (typeof file !== 'string') return { blob: file, name: file instanceof File && file.name ? file.name : 'upload.bin' };
   // openAsBlob's own error does not say what is wrong (no code), so look first.
   const info = await stat(file).catch(() => null);
   if (!info) throw new SoundryError(`No such file: ${file}`, 'input');
