@@ -13,6 +13,9 @@ describe('upload file names', () => {
     ['..mp3', 'upload.mp3'],
     // Never a dotfile.
     ['.htaccess', 'upload.htaccess'],
+    // Found from outside: the multipart encoder's escapes of a quote and a line break were kept as `_22`, `_0A`.
+    ['say %22hi%22.mp3', 'say_hi.mp3'],
+    ['new%0Aline%0D.mp3', 'new_line.mp3'],
     ['', 'upload.bin'],
     ['___', 'upload.bin'],
   ])('%s -> %s', (given, stored) => {

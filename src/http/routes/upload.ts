@@ -14,7 +14,10 @@ import { lingerAfterAnswer, storeUnavailableError, success, type UnavailableStor
  * with nothing readable before its extension becomes `upload<ext>`; none at all, `upload.bin`. Never a dotfile.
  */
 export function safeFileName(name: string | undefined): string {
-  const base = (name ?? '').split(/[\\/]/).pop() ?? '';
+  // A browser's (and the SDK's) multipart encoder escapes a quote and a line break in the name as %22, %0D, %0A, which the
+  // parser does not undo: `say "hi".mp3` was stored as `say_22hi_22.mp3` (found from outside). Read them as the
+  // characters they stand for, which are then replaced like any other.
+  const base = (name ?? '').replace(/%(22|0D|0A)/gi, ' ').split(/[\\/]/).pop() ?? '';
   const cleaned = base.replace(/[^A-Za-z0-9._-]+/g, '_');
   const ext = /\.[A-Za-z0-9]{1,16}$/.exec(cleaned)?.[0] ?? '';
   const stem = cleaned.slice(0, cleaned.length - ext.length).replace(/^[._]+/, '').replace(/[._]+$/, '').slice(-(120 - ext.length));
