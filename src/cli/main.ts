@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { Command, CommanderError } from 'commander';
-import { loadConfig } from '../config/config.js';
+import { ConfigError, loadClientConfig, loadConfig, type Config } from '../config/config.js';
 import { openDatabase } from '../app/database.js';
 import { SqlAccountStore } from '../adapters/sql/account-store.js';
 import { SqlTaskStore } from '../adapters/sql/task-store.js';
@@ -22,12 +22,29 @@ const NOT_FAILURES = new Set(['commander.helpDisplayed', 'commander.help', 'comm
  * (tts, separate, enhance, podcast) talk to a running server over HTTP (src/cli/client.ts). Usage errors of any
  * command are {"error": ...} too, exit 2.
  */
+const CLIENT_COMMANDS = new Set(['tts', 'separate', 'enhance', 'podcast']);
+
 async function main(argv: string[]): Promise<void> {
-  const config = loadConfig(process.env);
+  // A client command reads SOUNDRY_* only: its own bad value is bad input (exit 2), and the server's settings, which it
+  // does not use, cannot stop it (PORT=abc in the shell made `soundry tts` exit 1, found from outside).
+  const clientCommand = CLIENT_COMMANDS.has(argv[2] ?? '');
+  let client: ReturnType<typeof loadClientConfig>;
+  try {
+    client = loadClientConfig(process.env);
+  } catch (err) {
+    if (clientCommand && err instanceof ConfigError) throw new SoundryError(err.message, 'input');
+    throw err;
+  }
+  let loaded: Config | null = null;
+  try {
+    loaded = loadConfig(process.env);
+  } catch (err) {
+    if (!clientCommand) throw err;
+  }
   let db: Kysely<Database> | null = null;
   // Same database as the server: Postgres when DATABASE_URL is set, else SQLite under DATA_DIR.
   // Said on stderr every time: a key made on another DATA_DIR than the server's is "Invalid API key" there.
-  const database = async () => {
+  const database = async (config: Config) => {
     if (!db) {
       const where = config.DATABASE_URL ? `PostgreSQL (DATABASE_URL)` : `SQLite ${config.DB_PATH} (DATA_DIR=${config.DATA_DIR})`;
       process.stderr.write(`soundry: using the database ${where}; the server must use the same one\n`);
@@ -52,10 +69,22 @@ async function main(argv: string[]): Promise<void> {
     .exitOverride((err) => {
       throw NOT_FAILURES.has(err.code) ? err : new CommanderError(CLIENT_EXIT.input, err.code, err.message);
     });
-  registerClientCommands(program, { url: config.SOUNDRY_URL, apiKey: config.SOUNDRY_API_KEY, timeoutSeconds: config.SOUNDRY_TIMEOUT_SECONDS, print, stderr: process.stderr });
+  registerClientCommands(program, { url: client.SOUNDRY_URL, apiKey: client.SOUNDRY_API_KEY, timeoutSeconds: client.SOUNDRY_TIMEOUT_SECONDS, print, stderr: process.stderr });
+  // Without the server's configuration (a client command with a server setting it does not use gone wrong) only the client commands are there.
+  const config = loaded;
+  if (config) registerServerSideCommands(program, config, database, print);
+  try {
+    await program.parseAsync(argv);
+  } finally {
+    await (db as Kysely<Database> | null)?.destroy();
+  }
+}
+
+/** The admin and model commands: on the server's database and models folder, from its configuration. */
+function registerServerSideCommands(program: Command, config: Config, database: (config: Config) => Promise<Kysely<Database>>, print: (obj: unknown) => void): void {
   registerAdminCommands(program, {
-    accounts: async () => new SqlAccountStore(await database()),
-    tasks: async () => new SqlTaskStore(await database()),
+    accounts: async () => new SqlAccountStore(await database(config)),
+    tasks: async () => new SqlTaskStore(await database(config)),
     print,
   });
   registerModelCommands(program, {
@@ -65,11 +94,6 @@ async function main(argv: string[]): Promise<void> {
     ...(config.MODELS_BASE_URL ? { baseUrl: config.MODELS_BASE_URL } : {}),
     progressBar: process.stderr.isTTY === true,
   });
-  try {
-    await program.parseAsync(argv);
-  } finally {
-    await (db as Kysely<Database> | null)?.destroy();
-  }
 }
 
 main(process.argv).catch((err: unknown) => {

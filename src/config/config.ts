@@ -259,6 +259,26 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   });
 }
 
+const ClientEnvSchema = EnvSchema.pick({ SOUNDRY_URL: true, SOUNDRY_API_KEY: true, SOUNDRY_TIMEOUT_SECONDS: true });
+export type ClientConfig = z.infer<typeof ClientEnvSchema>;
+
+/**
+ * What the client commands read (SOUNDRY_URL, SOUNDRY_API_KEY, SOUNDRY_TIMEOUT_SECONDS), and only that: a server
+ * setting of the shell (PORT=abc) made `soundry tts` fail, a bad SOUNDRY_TIMEOUT_SECONDS was exit 1 with zod's words,
+ * and an empty one (`SOUNDRY_TIMEOUT_SECONDS=`) read as 0, no limit at all (found from outside). Empty is unset here.
+ */
+export function loadClientConfig(env: Record<string, string | undefined>): ClientConfig {
+  const given = Object.fromEntries(Object.keys(ClientEnvSchema.shape).map((k) => [k, env[k]?.trim() ? env[k] : undefined]));
+  const parsed = ClientEnvSchema.safeParse(given);
+  if (parsed.success) return parsed.data;
+  const said: Record<string, string> = {
+    SOUNDRY_URL: 'must be the server\'s URL, e.g. http://127.0.0.1:8080',
+    SOUNDRY_TIMEOUT_SECONDS: 'must be a whole number of seconds from 0 (no limit) to 86400, e.g. 30',
+  };
+  const key = (i: z.core.$ZodIssue) => String(i.path[0]);
+  throw new ConfigError(parsed.error.issues.map((i) => `${key(i)} ${said[key(i)] ?? i.message}, got ${JSON.stringify(given[key(i)])}`).join('; '));
+}
+
 /** Combinations that cannot work: stop at start-up and say what to set. */
 function deploymentProblems(e: Env): string[] {
   const out: string[] = [];

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { answer, startFakeApi, type FakeApi } from '../helpers/fake-api.js';
+import { loadClientConfig } from '../../src/config/config.js';
 import { REPO_ROOT, until } from '../helpers/processes.js';
 
 /**
@@ -105,6 +106,30 @@ describe('client commands against a failing server', () => {
     expect(r.ms).toBeLessThan(15_000);
     expect(await readdir(dir)).not.toContain('c.mp3');
   }, 30_000);
+});
+
+describe('the client settings', () => {
+  // Found from outside: a bad SOUNDRY_TIMEOUT_SECONDS was exit 1 in zod's words ("expected int, received number"), and
+  // a server setting the client does not use (PORT=abc in the shell) stopped every client command.
+  it('a bad SOUNDRY_TIMEOUT_SECONDS is bad input: exit 2, saying what is allowed and what was given', async () => {
+    for (const bad of ['-1', 'abc', '1.5']) {
+      const r = await cli(['tts', 'x', '--voice', '1', '-o', join(dir, 'bad.mp3')], { SOUNDRY_URL: 'http://127.0.0.1:9', SOUNDRY_TIMEOUT_SECONDS: bad });
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toBe(`soundry: SOUNDRY_TIMEOUT_SECONDS must be a whole number of seconds from 0 (no limit) to 86400, e.g. 30, got "${bad}"\n`);
+    }
+  }, 60_000);
+
+  it('a server setting the client does not read does not stop it', async () => {
+    const silent = await fake({}, () => undefined);
+    const r = await cli(['tts', 'x', '--voice', '1', '-o', join(dir, 'port.mp3')], { SOUNDRY_URL: silent.base, SOUNDRY_TIMEOUT_SECONDS: '1', PORT: 'abc' });
+    expect(r.code, r.err).toBe(5);
+    expect(r.err).toContain(`No answer from ${silent.base} for 1 s`);
+  }, 30_000);
+
+  it('an empty SOUNDRY_TIMEOUT_SECONDS is unset (30 s), not 0 (no limit)', () => {
+    expect(loadClientConfig({ SOUNDRY_TIMEOUT_SECONDS: '' }).SOUNDRY_TIMEOUT_SECONDS).toBe(30);
+    expect(loadClientConfig({ SOUNDRY_TIMEOUT_SECONDS: '0' }).SOUNDRY_TIMEOUT_SECONDS).toBe(0);
+  });
 });
 
 describe('usage errors', () => {
