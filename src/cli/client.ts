@@ -201,8 +201,11 @@ export function registerClientCommands(program: Command, deps: ClientDeps): void
   for (const flag of ENHANCE_FLAGS) enhance.option(flagOption(flag), `enhance_type.${flag}`);
   enhance.action(async (input: string, o: Record<string, string | boolean | undefined>) => {
     const flags = ENHANCE_FLAGS.filter((f) => o[camel(f)] === true);
-    const output = typeof o.output === 'string' ? o.output : `${basename(input.split('?')[0] ?? input, extname(input))}.enhanced${extname(input) || '.wav'}`;
-    await checkOutput(output, 'file');
+    // Without -o, the extension is the result's, not the input's: the server answers MP3 for an OGG, an M4A or a file
+    // without extension (WAV and FLAC stay so), and `x.ogg` gave `x.enhanced.ogg` holding MP3 (found from outside).
+    const stem = basename(input.split('?')[0] ?? input, extname(input.split('?')[0] ?? input));
+    const output = typeof o.output === 'string' ? o.output : (extension: string) => `${stem}.enhanced.${extension}`;
+    await checkOutput(typeof output === 'string' ? output : output('mp3'), 'file');
     const result = await withClient((client, run) => client.enhance.run(input, { ...run, flags, output }));
     // reasons: why each stage ran or did not, and why a built-in stage stood in for a neural one (docs/api.md).
     const { reasons } = result.data;

@@ -49,7 +49,8 @@ export class Soundry {
     run(file: FileInput, opts: RunOptions & { modelType: ModelType; outputDir?: string; format?: 'mp3' | 'wav' | 'flac'; separationType?: SeparationCreateInput['separation_type'] }): Promise<{ data: SeparationQueryData; files: Record<string, string> }>;
   };
   readonly enhance: TaskClient<EnhanceCreateInput, EnhanceQueryData> & {
-    run(file: FileInput, opts: RunOptions & { flags?: readonly EnhanceFlag[]; output?: string }): Promise<{ data: EnhanceQueryData; file: string }>;
+    /** output: the file, or a name made from the result's extension (the server answers MP3 for most inputs, WAV or FLAC for those). */
+    run(file: FileInput, opts: RunOptions & { flags?: readonly EnhanceFlag[]; output?: string | ((extension: string) => string) }): Promise<{ data: EnhanceQueryData; file: string }>;
   };
   readonly podcast: {
     script: TaskClient<PodcastScriptCreateInput, PodcastScriptQueryData>;
@@ -96,11 +97,12 @@ export class Soundry {
 
     const enhance = new TaskClient<EnhanceCreateInput, EnhanceQueryData>(t, { kind: 'enhance', create: 'enhance/task/create', get: 'enhance/task/get', createdIdField: 'job_id', queryIdField: 'job_id', data: EnhanceQueryData });
     this.enhance = Object.assign(enhance, {
-      async run(file: FileInput, o: RunOptions & { flags?: readonly EnhanceFlag[]; output?: string }) {
+      async run(file: FileInput, o: RunOptions & { flags?: readonly EnhanceFlag[]; output?: string | ((extension: string) => string) }) {
         const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress, o);
         const id = await enhance.create({ inputurl, enhance_type: Object.fromEntries((o.flags ?? []).map((f) => [f, true])) }, o);
         const data = await enhance.wait(id, o);
-        const output = o.output ?? `enhanced.${extensionOf(data.output, 'mp3')}`;
+        const extension = extensionOf(data.output, 'mp3');
+        const output = typeof o.output === 'function' ? o.output(extension) : o.output ?? `enhanced.${extension}`;
         return { data, file: await aboutTask({ id, kind: 'enhance' }, () => t.download(data.output, output, o.onProgress, o)) };
       },
     });

@@ -91,6 +91,17 @@ describe('soundry client commands', () => {
     expect(Math.abs((await seconds(join(app.dataDir, 'clean.wav'))) - 3)).toBeLessThan(0.1);
   }, 180_000);
 
+  it('enhance without -o names the file with the result\'s extension, not the input\'s', async () => {
+    // Found from outside: `enhance x.ogg` wrote x.enhanced.ogg holding MP3, a file without extension x.enhanced.wav holding MP3.
+    await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-i', song, '-c:a', 'libvorbis', join(app.dataDir, 'take one.ogg')]);
+    const e = await soundry(['enhance', 'take one.ogg', '--normalize']);
+    expect(e.code, e.err).toBe(0);
+    expect(e.out.file).toBe('take one.enhanced.mp3');
+    expect((await readFile(join(app.dataDir, 'take one.enhanced.mp3'))).subarray(0, 3).toString('latin1')).toMatch(/^(ID3|\xff)/);
+    const w = await soundry(['enhance', song, '--normalize']);
+    expect(w.out.file).toBe('song.enhanced.wav');
+  }, 120_000);
+
   it('podcast runs both steps from pasted text', async () => {
     const text = 'Bees pollinate most flowering plants. A colony can hold fifty thousand bees in summer. Beekeepers move hives to orchards in spring. Losses in winter have grown in many countries, and researchers study mites and weather as causes.';
     const r = await soundry(['podcast', '--text', text, '--duration', '1', '--language', 'en', '-o', 'episode.mp3']);
