@@ -68,6 +68,12 @@ const HINTS: Record<number, string> = {
 function aboutCreatedTask(task: CreatedTask, err: SoundryError, message: string): string {
   const named = `task ${task.id} (${task.kind}) was created`;
   const find = `find it later with \`soundry tasks show ${task.id}\` on the server's database, or query ${task.id} through the API`;
+  // Once the task is done (its result being downloaded), it no longer runs: a Ctrl-C or a silent server during the
+  // download was said as "keeps running" or "stopped answering while waiting for it" (found from outside).
+  if (task.finished) {
+    const done = `${named} and had finished on the server, where it may be charged; its result can be fetched again`;
+    return err.kind === 'cancelled' ? `${message}; ${done}: ${find}` : `${done}, but the command failed: ${message}; ${find}`;
+  }
   if (err.kind === 'cancelled') return `${message}; ${named} and keeps running on the server, where it may be charged: ${find}`;
   const silent = err.kind === 'network' || (err.kind === 'timeout' && err.silentSeconds !== null);
   const what = silent ? 'the server stopped answering while waiting for it' : err.kind === 'timeout' ? 'the client gave up waiting for it' : 'then the command failed';

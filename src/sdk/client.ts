@@ -69,7 +69,7 @@ export class Soundry {
       async run(body: TtsCreateInput, output: string, o: RunOptions = {}) {
         const id = await tts.create(body, o);
         const data = await tts.wait(id, o);
-        return { data, file: await aboutTask({ id, kind: 'tts' }, () => t.download(data.output, output, o.onProgress, o)) };
+        return { data, file: await aboutTask({ id, kind: 'tts', finished: true }, () => t.download(data.output, output, o.onProgress, o)) };
       },
       async voices(filter: { language?: string } = {}, opts: { signal?: AbortSignal } = {}) {
         const q = filter.language ? `?language=${encodeURIComponent(filter.language)}` : '';
@@ -84,7 +84,7 @@ export class Soundry {
         const body: SeparationCreateInput = { model_type: o.modelType, inputurl, ...(o.format ? { output_format: o.format } : {}), ...(o.separationType ? { separation_type: o.separationType } : {}) };
         const id = await separation.create(body, o);
         const data = await separation.wait(id, o);
-        const files = await aboutTask({ id, kind: 'separation' }, async () => {
+        const files = await aboutTask({ id, kind: 'separation', finished: true }, async () => {
           const written: Record<string, string> = {};
           for (const [stem, url] of Object.entries(data.output)) {
             written[stem] = await t.download(url, join(o.outputDir ?? 'stems', `${stem}.${extensionOf(url, o.format ?? 'mp3')}`), o.onProgress, o);
@@ -103,7 +103,7 @@ export class Soundry {
         const data = await enhance.wait(id, o);
         const extension = extensionOf(data.output, 'mp3');
         const output = typeof o.output === 'function' ? o.output(extension) : o.output ?? `enhanced.${extension}`;
-        return { data, file: await aboutTask({ id, kind: 'enhance' }, () => t.download(data.output, output, o.onProgress, o)) };
+        return { data, file: await aboutTask({ id, kind: 'enhance', finished: true }, () => t.download(data.output, output, o.onProgress, o)) };
       },
     });
 
@@ -121,11 +121,11 @@ export class Soundry {
         const scriptId = await script.create(body, o);
         const s = await script.wait(scriptId, o);
         // Step 2 takes step 1's result unchanged, as the spec recommends. Until it is created, errors name step 1's task.
-        const audioId = await aboutTask({ id: scriptId, kind: 'podcast_script' }, () =>
+        const audioId = await aboutTask({ id: scriptId, kind: 'podcast_script', finished: true }, () =>
           audio.create({ title: s.title, processed_content: s.processed_content, podcast_script: s.podcast_script, hightlights: s.hightlights, global_id: s.global_id }, o),
         );
         const episode = await audio.wait(audioId, o);
-        return aboutTask({ id: audioId, kind: 'podcast_audio' }, async () => {
+        return aboutTask({ id: audioId, kind: 'podcast_audio', finished: true }, async () => {
           if (!episode.file_url) throw new SoundryError(`Podcast ${episode.global_id} succeeded without a file_url`, 'api');
           return { script: s, episode, file: await t.download(episode.file_url, o.output, o.onProgress, o) };
         });

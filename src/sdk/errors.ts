@@ -10,6 +10,8 @@ export type SoundryErrorKind = 'api' | 'task_failed' | 'network' | 'timeout' | '
 export interface CreatedTask {
   id: string;
   kind: TaskKind;
+  /** The task had finished on the server (its result ready) when the call failed: downloading the result, or the next step. */
+  finished?: boolean;
 }
 
 export interface SoundryErrorDetails {

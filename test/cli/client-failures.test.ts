@@ -108,6 +108,26 @@ describe('client commands against a failing server', () => {
   }, 30_000);
 });
 
+describe('a failure once the task has finished', () => {
+  // Found from outside: a Ctrl-C or a silent server while the result downloaded said the task "keeps running on the
+  // server" or that the server "stopped answering while waiting for it", of a task that had succeeded.
+  it('a download that goes silent says the task had finished, not that it keeps running', async () => {
+    const api = await fake({
+      [`${API}/tts/task/create`]: (_req, res) => answer(res, { job_id: TASK }),
+      [`${API}/tts/task/get`]: (_req, res, self) => answer(res, { status: 'success', output: `${self.base}/r.mp3` }),
+      '/r.mp3': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': 1000 });
+        res.write(Buffer.alloc(10));
+      },
+    });
+    const r = await cli(['tts', 'x', '--voice', '1', '-o', join(dir, 'd.mp3')], { SOUNDRY_URL: api.base, SOUNDRY_TIMEOUT_SECONDS: '1' });
+    expect(r.code, r.err).toBe(5);
+    expect(r.err).toContain(`soundry: task ${TASK} (tts) was created and had finished on the server, where it may be charged; its result can be fetched again, but the command failed: No answer from ${api.base} for 1 s (download of ${api.base}/r.mp3)`);
+    expect(r.err).not.toContain('keeps running');
+    expect(r.err).not.toContain('while waiting for it');
+  }, 30_000);
+});
+
 describe('the client settings', () => {
   // Found from outside: a bad SOUNDRY_TIMEOUT_SECONDS was exit 1 in zod's words ("expected int, received number"), and
   // a server setting the client does not use (PORT=abc in the shell) stopped every client command.
