@@ -20,19 +20,42 @@ export function cancelledError(reason: unknown): SoundryError {
  * A limit on silence, not on duration: a server that accepted the connection and then never answered left the client
  * waiting for ever (found from outside), but a large upload or download that keeps moving may take as long as it needs.
  */
-export function guardRequest(o: { silenceMs: number; server: string; what: string; cancel?: AbortSignal | undefined }): RequestGuard {
+export function guardRequest(o: {
+  silenceMs: number;
+  server: string;
+  what: string;
+  cancel?: AbortSignal | undefined;
+  /**
+   * More silence allowed now, in ms (an upload: the bytes the system has taken but may still be sending, see
+   * Transport.upload). Read when the limit runs out, not before.
+   */
+  allowanceMs?: () => number;
+}): RequestGuard {
   const controller = new AbortController();
   const seconds = o.silenceMs / 1000;
-  const timer =
-    o.silenceMs > 0
-      ? setTimeout(() => controller.abort(new SoundryError(`No answer from ${o.server} for ${seconds} s (${o.what})`, 'timeout', null, null, { silentSeconds: seconds })), o.silenceMs)
-      : null;
+  let last = Date.now();
+  const expire = () => {
+    const extra = o.allowanceMs?.() ?? 0;
+    const left = last + o.silenceMs + extra - Date.now();
+    if (left > 0) {
+      timer = setTimeout(expire, left);
+      return;
+    }
+    const more = extra > 0 ? `, and ${Math.round(extra / 1000)} s more for what the system was still sending` : '';
+    controller.abort(new SoundryError(`No answer from ${o.server} for ${seconds} s${more} (${o.what})`, 'timeout', null, null, { silentSeconds: seconds }));
+  };
+  let timer: NodeJS.Timeout | null = o.silenceMs > 0 ? setTimeout(expire, o.silenceMs) : null;
   const onCancel = () => controller.abort(cancelledError(o.cancel?.reason));
   if (o.cancel?.aborted) onCancel();
   else o.cancel?.addEventListener('abort', onCancel, { once: true });
   return {
     signal: controller.signal,
-    touch: () => void (controller.signal.aborted ? undefined : timer?.refresh()),
+    touch() {
+      if (controller.signal.aborted || !timer) return;
+      last = Date.now();
+      // A timer that fires early (set for an allowance's remainder) finds `last` moved and waits on.
+      timer.refresh();
+    },
     done() {
       if (timer) clearTimeout(timer);
       o.cancel?.removeEventListener('abort', onCancel);

@@ -32,6 +32,14 @@ export interface TransportOptions {
    * headers, no body bytes, no upload bytes taken. A limit on silence, not on duration; 0: no limit. Default 30.
    */
   timeoutSeconds?: number;
+  /**
+   * The slowest upload link to wait for, in bytes per second (default 32 KiB/s). The system takes several MB of an
+   * upload at once and sends them at the link's pace: meanwhile the socket takes nothing, which the silence limit
+   * alone would read as a server that stopped reading (found from outside: a 3 MB upload over a 200 KB/s link timed
+   * out at 3 s while its bytes still reached the server). So an upload's silence limit is extended by the time the
+   * bytes the system may still hold (at most 8 MiB) take at this rate.
+   */
+  minUploadBytesPerSecond?: number;
 }
 
 /** Per call: the caller's cancel (a Ctrl-C), which aborts the request in flight. */
@@ -40,6 +48,9 @@ export interface CallOptions {
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
+const DEFAULT_MIN_UPLOAD_BYTES_PER_SECOND = 32 * 1024;
+/** About the most a Linux socket's send and receive buffers hold between client and server (tcp_wmem and tcp_rmem). */
+const MAX_BYTES_IN_BUFFERS = 8 * 1024 * 1024;
 
 const Envelope = z.object({ code: z.number(), data: z.unknown(), message: z.string() });
 
@@ -64,6 +75,7 @@ export class Transport {
   readonly baseUrl: string;
   private readonly fetchImpl: typeof fetch;
   private readonly silenceMs: number;
+  private readonly minUploadRate: number;
 
   constructor(private readonly opts: TransportOptions) {
     if (!opts.baseUrl) throw new SoundryError('No server URL (set SOUNDRY_URL, e.g. http://127.0.0.1:8080)', 'input');
@@ -73,6 +85,9 @@ export class Transport {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.fetchImpl = opts.fetch ?? fetch;
     this.silenceMs = seconds * 1000;
+    const rate = opts.minUploadBytesPerSecond ?? DEFAULT_MIN_UPLOAD_BYTES_PER_SECOND;
+    if (!Number.isFinite(rate) || rate <= 0) throw new SoundryError(`minUploadBytesPerSecond must be more than 0, got ${rate}`, 'input');
+    this.minUploadRate = rate;
   }
 
   /**
@@ -85,9 +100,10 @@ export class Transport {
     call: CallOptions,
     init: (guard: RequestGuard) => RequestInit,
     consume: (res: Response, guard: RequestGuard) => Promise<T>,
+    allowanceMs?: () => number,
   ): Promise<T> {
     const server = new URL(url).origin;
-    const guard = guardRequest({ silenceMs: this.silenceMs, server, what, cancel: call.signal });
+    const guard = guardRequest({ silenceMs: this.silenceMs, server, what, cancel: call.signal, ...(allowanceMs ? { allowanceMs } : {}) });
     try {
       let res: Response;
       try {
@@ -110,7 +126,7 @@ export class Transport {
   }
 
   /** An API call: the key sent, the envelope's data answered; the body read chunk by chunk, each one touching the guard. */
-  private api(path: string, what: string, call: CallOptions, init: (guard: RequestGuard) => RequestInit): Promise<unknown> {
+  private api(path: string, what: string, call: CallOptions, init: (guard: RequestGuard) => RequestInit, allowanceMs?: () => number): Promise<unknown> {
     return this.request(
       `${this.baseUrl}${path}`,
       what,
@@ -127,6 +143,7 @@ export class Transport {
         }
         return this.envelope(res.status, Buffer.concat(chunks).toString('utf8'), what);
       },
+      allowanceMs,
     );
   }
 
@@ -162,13 +179,22 @@ export class Transport {
     const { blob, name } = await blobOf(file);
     onProgress?.({ phase: 'upload', done: 0, total: blob.size });
     const path = '/audio/api/v1/api-keys/files/upload';
-    const data = await this.api(path, 'upload', call, (guard) => {
-      const { body, headers } = uploadBody(blob, name, (done) => {
-        guard.touch();
-        onProgress?.({ phase: 'upload', done, total: blob.size });
-      });
-      return { method: 'POST', headers, body, duplex: 'half' };
-    });
+    // Bytes the socket has taken: the system may still be sending up to MAX_BYTES_IN_BUFFERS of them (minUploadBytesPerSecond).
+    let taken = 0;
+    const data = await this.api(
+      path,
+      'upload',
+      call,
+      (guard) => {
+        const { body, headers } = uploadBody(blob, name, (done) => {
+          taken = done;
+          guard.touch();
+          onProgress?.({ phase: 'upload', done, total: blob.size });
+        });
+        return { method: 'POST', headers, body, duplex: 'half' };
+      },
+      () => (Math.min(taken, MAX_BYTES_IN_BUFFERS) / this.minUploadRate) * 1000,
+    );
     const { url } = this.parse(z.object({ url: z.string() }), data, 'upload');
     onProgress?.({ phase: 'upload', done: blob.size, total: blob.size });
     return url;

@@ -113,9 +113,42 @@ describe('SDK silence limit', () => {
     expect(new Set(uploads).size).toBeGreaterThan(10);
 
     const deaf = await fake({}, () => undefined);
-    const stuck = new Soundry({ baseUrl: deaf.base, apiKey: 'sk_x', timeoutSeconds: 0.5 });
+    // The fastest link waited for: no allowance for what the system holds (the next test is about that).
+    const stuck = new Soundry({ baseUrl: deaf.base, apiKey: 'sk_x', timeoutSeconds: 0.5, minUploadBytesPerSecond: 1024 ** 3 });
     const err = await failure(stuck.transport.upload(file));
     expect(err).toMatchObject({ kind: 'timeout', silentSeconds: 0.5 });
+  }, 30_000);
+
+  it("an upload whose bytes sit in the system's buffers while a slow link sends them is not given up", async () => {
+    // Found from outside: 3 MB over a 200 KB/s link, timeout 3 s. The socket took the file at once, then nothing while
+    // the kernel sent it, and the client gave up while the server was still receiving (and then stored it whole).
+    const file = join(dir, 'slow.wav');
+    await writeFile(file, Buffer.alloc(2 * 1024 * 1024, 5));
+    const slowReader = () =>
+      fake({
+        [`${API}/files/upload`]: (req, res) => {
+          let bytes = 0;
+          // About 640 KB/s: 64 KB, then a pause.
+          req.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            req.pause();
+            setTimeout(() => req.resume(), Math.ceil(chunk.length / 640));
+          });
+          req.on('end', () => answer(res, { url: `uploaded:${bytes}` }));
+        },
+      });
+    const slow = await slowReader();
+    const client = new Soundry({ baseUrl: slow.base, apiKey: 'sk_x', timeoutSeconds: 1 });
+    const started = Date.now();
+    const url = await client.transport.upload(file);
+    expect(Number(url.split(':')[1])).toBeGreaterThan(2 * 1024 * 1024);
+    // Longer than the limit in all: the socket's silence while the buffers drained was longer than 1 s too.
+    expect(Date.now() - started).toBeGreaterThan(2000);
+
+    // Without the allowance (a link taken to be as fast as loopback) the same upload is given up.
+    const again = await slowReader();
+    const hasty = new Soundry({ baseUrl: again.base, apiKey: 'sk_x', timeoutSeconds: 1, minUploadBytesPerSecond: 1024 ** 3 });
+    expect(await failure(hasty.transport.upload(file))).toMatchObject({ kind: 'timeout' });
   }, 30_000);
 
   it('0 is no limit; a negative one is refused', async () => {
