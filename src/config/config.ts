@@ -8,7 +8,17 @@ import { KEY_LIMITS } from '../domain/key-limits.js';
 const bool = z
   .enum(['0', '1', 'true', 'false', 'yes', 'no', ''])
   .transform((v) => v === '1' || v === 'true' || v === 'yes');
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/**
+ * A blank value (`PORT=` in a shell, an env file or a compose file) is unset, so its default applies: coerced, it was
+ * 0, and `PORT=` listened on a random port (found from outside). Hence the default or optional inside the pipe.
+ */
+const blankAsUnset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const numberSetting = (n: z.ZodCoercedNumber) => ({
+  default: (value: number) => z.preprocess(blankAsUnset, n.default(value)),
+  optional: () => z.preprocess(blankAsUnset, n.optional()),
+});
+const int = (min: number, max: number) => numberSetting(z.coerce.number().int().min(min).max(max));
+const num = (min: number, max: number) => numberSetting(z.coerce.number().min(min).max(max));
 
 /** Every environment variable Soundry reads, with its default. The only place process.env is parsed. */
 const EnvSchema = z.object({
@@ -25,7 +35,7 @@ const EnvSchema = z.object({
   FILE_URL_TTL_SECONDS: int(60, 30 * 86400).default(86400),
   TASK_TTL_SECONDS: int(60, 365 * 86400).default(7 * 86400),
   REAPER_INTERVAL_SECONDS: int(1, 86400).default(300),
-  DEFAULT_RATE_LIMIT: z.coerce.number().min(KEY_LIMITS.rateMin).max(KEY_LIMITS.rateMax).default(10),
+  DEFAULT_RATE_LIMIT: num(KEY_LIMITS.rateMin, KEY_LIMITS.rateMax).default(10),
   DEFAULT_CONCURRENCY: int(1, 10_000).default(5),
   CREDITS_PER_MINUTE: int(1, 1_000_000).default(1),
   TTS_MAX_CHARS: int(1, 1_000_000).default(5000),
@@ -126,7 +136,7 @@ const EnvSchema = z.object({
   LLM_GPU: z.enum(['auto', 'off']).default('auto'),
   ENHANCE_MAX_SECONDS: int(1, 86400).default(10_800),
   ENHANCE_MAX_BYTES: int(1, 2 ** 40).default(10 * 1024 * 1024),
-  ENHANCE_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),
+  ENHANCE_LOUDNESS_LUFS: num(-40, -5).default(-16),
   /** remove_noise engine: auto picks DTLN on dry input, GTCRN otherwise, RNNoise when no model is installed. */
   ENHANCE_DENOISER: z.enum(['auto', 'rnnoise', 'dtln', 'gtcrn', 'spectral']).default('auto'),
   SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),
@@ -156,7 +166,7 @@ const EnvSchema = z.object({
   ONNX_EXECUTION_PROVIDER: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
   /** An audio file (operator's own, licensed for this use) laid under podcast episodes as intro/outro bed with ducking. */
   PODCAST_MUSIC_FILE: z.string().min(1).optional(),
-  PODCAST_LOUDNESS_LUFS: z.coerce.number().min(-40).max(-5).default(-16),
+  PODCAST_LOUDNESS_LUFS: num(-40, -5).default(-16),
   /** Pasted podcast source text (source_type 4), in characters: longer is refused at create (100002). The step is free. */
   PODCAST_TEXT_MAX_CHARS: int(1, 8 * 1024 * 1024).default(DEFAULT_PODCAST_TEXT_MAX_CHARS),
   /** All lines of a podcast script together, in characters: audio create refuses more, script tasks never make more. */

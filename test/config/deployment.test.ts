@@ -13,6 +13,13 @@ const failure = (env: Record<string, string>) => {
 };
 
 describe('deployment configuration', () => {
+  it('a blank number is unset, not 0: PORT= listens on 8080, not on a random port', () => {
+    const c = loadConfig({ ...base, PORT: '', WORKER_CONCURRENCY: ' ', LLM_MAX_TOKENS: '', ENHANCE_LOUDNESS_LUFS: '' });
+    expect([c.PORT, c.LLM_MAX_TOKENS, c.ENHANCE_LOUDNESS_LUFS]).toEqual([8080, undefined, -16]);
+    expect(loadConfig({ ...base, PORT: '0' }).PORT).toBe(0);
+    expect(failure({ PORT: 'abc' })).toMatch(/PORT/);
+  });
+
   it('defaults to the embedded profile with every kind', () => {
     const c = loadConfig(base);
     expect(c.ROLE).toBe('all');
