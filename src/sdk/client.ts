@@ -85,11 +85,10 @@ export class Soundry {
         const id = await separation.create(body, o);
         const data = await separation.wait(id, o);
         const files = await aboutTask({ id, kind: 'separation', finished: true }, async () => {
-          const written: Record<string, string> = {};
-          for (const [stem, url] of Object.entries(data.output)) {
-            written[stem] = await t.download(url, join(o.outputDir ?? 'stems', `${stem}.${extensionOf(url, o.format ?? 'mp3')}`), o.onProgress, o);
-          }
-          return written;
+          // All stems or none: renamed over an earlier run's only once every one is whole (Transport.downloadAll).
+          const stems = Object.entries(data.output).map(([stem, url]) => ({ stem, url, dest: join(o.outputDir ?? 'stems', `${stem}.${extensionOf(url, o.format ?? 'mp3')}`) }));
+          await t.downloadAll(stems, o.onProgress, o);
+          return Object.fromEntries(stems.map((s) => [s.stem, s.dest]));
         });
         return { data, files };
       },

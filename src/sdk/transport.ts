@@ -205,6 +205,35 @@ export class Transport {
    * The silence limit restarts with every chunk, so a large result on a slow link is not cut off.
    */
   async download(url: string, dest: string, onProgress?: OnProgress, call: CallOptions = {}): Promise<string> {
+    const [written] = await this.downloadAll([{ url, dest }], onProgress, call);
+    return written!;
+  }
+
+  /**
+   * Several results (a separation's stems) as one: each into a file beside its destination, and only once every one
+   * is whole are they renamed over theirs. A download stopped between two stems (a Ctrl-C, a cut) left new stems
+   * beside the old ones of an earlier run in the same folder (found from outside); now the folder keeps the old set.
+   */
+  async downloadAll(items: ReadonlyArray<{ url: string; dest: string }>, onProgress?: OnProgress, call: CallOptions = {}): Promise<string[]> {
+    const parts: string[] = [];
+    try {
+      for (const { url, dest } of items) parts.push(await this.downloadPart(url, dest, onProgress, call));
+      for (const [i, part] of parts.entries()) {
+        const dest = items[i]!.dest;
+        // The path is a folder, or not writable: the caller's to fix.
+        await rename(part, dest).catch((err: Error) => {
+          throw new SoundryError(`Cannot write ${dest}: ${err.message}; nothing was written to ${dest}`, 'input');
+        });
+      }
+    } catch (err) {
+      await Promise.all(parts.map((part) => rm(part, { force: true })));
+      throw err;
+    }
+    return items.map((i) => i.dest);
+  }
+
+  /** One result into a new file beside `dest` (its path answered); nothing is left of it when this throws. */
+  private async downloadPart(url: string, dest: string, onProgress: OnProgress | undefined, call: CallOptions): Promise<string> {
     return this.request(url, `download of ${url}`, call, () => ({}), async (res, guard) => {
       if (!res.ok || !res.body) {
         await res.body?.cancel().catch(() => undefined);
@@ -227,7 +256,6 @@ export class Transport {
       try {
         await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, createWriteStream(part, { flags: 'wx' }));
         if (total !== null && done !== total) throw new Error(`the answer ended after ${done} of ${total} bytes`);
-        await rename(part, dest);
       } catch (err) {
         await rm(part, { force: true });
         const aborted = guard.reason();
@@ -237,7 +265,7 @@ export class Transport {
         const local = typeof (err as NodeJS.ErrnoException).syscall === 'string';
         throw new SoundryError(`Download of ${url} to ${dest} failed: ${(err as Error).message}; nothing was written to ${dest}`, local ? 'input' : 'network');
       }
-      return dest;
+      return part;
     });
   }
 }

@@ -53,6 +53,29 @@ describe('SDK result downloads', () => {
     expect(await readdir(dir)).toEqual(['keep.mp3']);
   });
 
+  it("several results are all or none: a cut on the second stem leaves the first one's earlier file as it was", async () => {
+    // Found from outside: a Ctrl-C between two stems left new stems beside an earlier run's in the same folder.
+    const folder = join(dir, 'earlier-run');
+    await mkdir(folder);
+    await writeFile(join(folder, 'vocals.mp3'), 'earlier vocals');
+    await writeFile(join(folder, 'instrumental.mp3'), 'earlier instrumental');
+    const stems = [
+      { url: `${base}/whole.mp3`, dest: join(folder, 'vocals.mp3') },
+      { url: `${base}/cut.mp3`, dest: join(folder, 'instrumental.mp3') },
+    ];
+    const err = await transport().downloadAll(stems).catch((e: unknown) => e);
+    expect((err as SoundryError).kind).toBe('network');
+    expect(await readFile(join(folder, 'vocals.mp3'), 'utf8')).toBe('earlier vocals');
+    expect(await readFile(join(folder, 'instrumental.mp3'), 'utf8')).toBe('earlier instrumental');
+    expect((await readdir(folder)).sort()).toEqual(['instrumental.mp3', 'vocals.mp3']);
+    // Both whole: both replaced.
+    await transport().downloadAll([stems[0]!, { ...stems[1]!, url: `${base}/whole.mp3` }]);
+    expect((await readFile(join(folder, 'vocals.mp3'))).equals(WHOLE)).toBe(true);
+    expect((await readFile(join(folder, 'instrumental.mp3'))).equals(WHOLE)).toBe(true);
+    expect((await readdir(folder)).sort()).toEqual(['instrumental.mp3', 'vocals.mp3']);
+    await rm(folder, { recursive: true });
+  });
+
   it('an output path that is a folder is the caller\'s to fix (input), and leaves nothing behind', async () => {
     const folder = join(dir, 'stems');
     await mkdir(folder);
