@@ -16,14 +16,15 @@ import { SoundryError } from '../sdk/index.js';
 /** What commander ends with that is not a usage error: help asked for (or shown for no command), the version. */
 const NOT_FAILURES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
 
+/** The commands that talk to a server over HTTP and read only the SOUNDRY_* settings. */
+const CLIENT_COMMANDS = new Set(['tts', 'separate', 'enhance', 'podcast']);
+
 /**
  * One `soundry` bin. Admin commands (keys, accounts, credits, tasks, models) work on the server's database
  * directly: one JSON object on stdout per command; errors as {"error": ...} on stderr, exit 1. Client commands
  * (tts, separate, enhance, podcast) talk to a running server over HTTP (src/cli/client.ts). Usage errors of any
  * command are {"error": ...} too, exit 2.
  */
-const CLIENT_COMMANDS = new Set(['tts', 'separate', 'enhance', 'podcast']);
-
 async function main(argv: string[]): Promise<void> {
   // A client command reads SOUNDRY_* only: its own bad value is bad input (exit 2), and the server's settings, which it
   // does not use, cannot stop it (PORT=abc in the shell made `soundry tts` exit 1, found from outside).
