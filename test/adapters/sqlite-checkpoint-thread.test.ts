@@ -21,8 +21,8 @@ async function database() {
   raw.pragma('wal_autocheckpoint = 0');
   await sql`create table blobs (id integer primary key, body blob)`.execute(db);
   const insert = raw.prepare('insert into blobs (body) values (?)');
-  // About 1 MiB of new pages per call, in one commit.
-  const write = () => raw.transaction(() => { for (let i = 0; i < 64; i++) insert.run(Buffer.alloc(16 * 1024, i)); })();
+  // About 1 MiB of new pages per call (or `rows` x 16 KiB), in one commit.
+  const write = (rows = 64) => raw.transaction(() => { for (let i = 0; i < rows; i++) insert.run(Buffer.alloc(16 * 1024, i)); })();
   const wal = async () => (await stat(`${path}-wal`)).size;
   return { path, db, raw, write, wal };
 }
@@ -30,7 +30,7 @@ async function database() {
 describe('CheckpointThread', () => {
   it('keeps the WAL bounded with the automatic checkpoint off: commits restart it once the thread has copied it', async () => {
     const { path, db, write, wal } = await database();
-    const thread = new CheckpointThread(path, 20, () => undefined);
+    const thread = new CheckpointThread(path, { intervalMs: 20, fallback: () => undefined });
     try {
       for (let i = 0; i < 24; i++) {
         write();
@@ -44,16 +44,54 @@ describe('CheckpointThread', () => {
     }
   });
 
+  it('keeps the WAL bounded under writes that never pause, by holding them off for a checkpoint once the WAL is large', async () => {
+    // The server's create load: a commit after every turn of the event loop. A checkpoint beside it never
+    // catches up with the last commit, so the WAL never starts again (before: 2.4 GB after 30 s of creates).
+    const run = async (hold: boolean) => {
+      const { path, db, write, wal } = await database();
+      let holds = 0;
+      const holdWrites = (work: () => Promise<void>) => {
+        holds++;
+        return db.connection().execute(() => work());
+      };
+      const thread = new CheckpointThread(path, { intervalMs: 10, fallback: () => undefined, restartFrames: 256, ...(hold ? { holdWrites } : {}) });
+      let largest = 0;
+      try {
+        for (let i = 0; i < 1024; i++) {
+          // Every write of the process goes through Kysely's connection, which is what holdWrites holds.
+          await db.connection().execute(async () => write(2));
+          largest = Math.max(largest, await wal());
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return { largest, holds };
+      } finally {
+        await thread.close();
+        await db.destroy();
+      }
+    };
+    // 32 MiB of rows were committed (about 41 MiB of WAL frames). Without the holds the WAL keeps all of it;
+    // with them each held checkpoint lets the next commit start the WAL again (5-16 MiB seen at most).
+    const control = await run(false);
+    expect(control.largest).toBeGreaterThan(40 * 1024 * 1024);
+    const bounded = await run(true);
+    expect(bounded.holds).toBeGreaterThan(0);
+    expect(bounded.largest).toBeLessThan(24 * 1024 * 1024);
+  });
+
   it('without the thread the WAL grows (the control), and past the fallback size the caller checkpoints itself', async () => {
     const { path, db, raw, write, wal } = await database();
     for (let i = 0; i < 8; i++) write();
     expect(await wal()).toBeGreaterThan(7 * 1024 * 1024);
     let fallbacks = 0;
     // A thread that died (terminated below): only the fallback on the caller's connection is left.
-    const orphan = new CheckpointThread(path, 20, () => {
-      fallbacks++;
-      raw.pragma('wal_checkpoint(PASSIVE)');
-    }, () => undefined, 4 * 1024 * 1024);
+    const orphan = new CheckpointThread(path, {
+      intervalMs: 20,
+      fallback: () => {
+        fallbacks++;
+        raw.pragma('wal_checkpoint(PASSIVE)');
+      },
+      fallbackWalBytes: 4 * 1024 * 1024,
+    });
     try {
       await (orphan as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
       for (let i = 0; i < 20 && fallbacks === 0; i++) await sleep(25);
