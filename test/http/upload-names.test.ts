@@ -17,6 +17,14 @@ describe('upload file names', () => {
     ['say %22hi%22.mp3', 'say_hi.mp3'],
     ['new%0Aline%0D.mp3', 'new_line.mp3'],
     ['', 'upload.bin'],
+    // Found from outside: an accented letter was dropped with its accent (`caf.mp3`). Latin letters keep their base.
+    ['café.mp3', 'cafe.mp3'],
+    ['cafe\u0301 noir.mp3', 'cafe_noir.mp3'],
+    ['Straße – Ærø Łódź.wav', 'Strasse_AEro_Lodz.wav'],
+    ['Ñandú señor.ogg', 'Nandu_senor.ogg'],
+    ['Москва café.mp3', 'cafe.mp3'],
+    // An accent on an extension's letter keeps the extension's base letter, not a name without extension.
+    ['song.mp3́', 'song.mp3'],
     ['___', 'upload.bin'],
   ])('%s -> %s', (given, stored) => {
     expect(safeFileName(given)).toBe(stored);

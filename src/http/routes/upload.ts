@@ -8,6 +8,23 @@ import type { AuthService } from '../../services/auth.js';
 import { callerOf, requireApiKey } from '../auth-hooks.js';
 import { lingerAfterAnswer, storeUnavailableError, success, type UnavailableStore } from '../envelope.js';
 
+/** Latin letters that have no decomposition into a base letter and accents (NFD leaves them whole). */
+const LATIN_LIGATURES: Record<string, string> = {
+  ß: 'ss', ẞ: 'SS', æ: 'ae', Æ: 'AE', œ: 'oe', Œ: 'OE', ø: 'o', Ø: 'O', ł: 'l', Ł: 'L', đ: 'd', Đ: 'D', ð: 'd', Ð: 'D', þ: 'th', Þ: 'Th', ı: 'i', ħ: 'h', Ħ: 'H', ŀ: 'l', Ŀ: 'L',
+};
+
+/**
+ * Latin letters with accents as their base letters (`café` -> `cafe`, `Straße` -> `Strasse`): stored keys keep to
+ * [A-Za-z0-9._-] (src/ports/blob-keys.ts), and the accents alone were dropped with their letters (`café.mp3` was
+ * stored as `caf.mp3`, found from outside). Other scripts have no such spelling and are replaced as before.
+ */
+function latinBase(name: string): string {
+  return name
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .replace(/[ßẞæÆœŒøØłŁđĐðÐþÞıħĦŀĿ]/g, (c) => LATIN_LIGATURES[c] ?? c);
+}
+
 /**
  * Keeps a readable, safe file name: letters, digits, dot, dash, underscore, and always its extension, which is what
  * the file is served as (found from outside: `日本語😀.mp3` became `mp3`, served as application/octet-stream). A name
@@ -18,7 +35,7 @@ export function safeFileName(name: string | undefined): string {
   // parser does not undo: `say "hi".mp3` was stored as `say_22hi_22.mp3` (found from outside). Read them as the
   // characters they stand for, which are then replaced like any other.
   const base = (name ?? '').replace(/%(22|0D|0A)/gi, ' ').split(/[\\/]/).pop() ?? '';
-  const cleaned = base.replace(/[^A-Za-z0-9._-]+/g, '_');
+  const cleaned = latinBase(base).replace(/[^A-Za-z0-9._-]+/g, '_');
   const ext = /\.[A-Za-z0-9]{1,16}$/.exec(cleaned)?.[0] ?? '';
   const stem = cleaned.slice(0, cleaned.length - ext.length).replace(/^[._]+/, '').replace(/[._]+$/, '').slice(-(120 - ext.length));
   if (!stem && !ext) return 'upload.bin';
