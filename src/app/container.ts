@@ -30,6 +30,8 @@ import { OpenAiSpeech } from '../kinds/tts/openai.js';
 import { separationApiKind, SeparationKindApi } from '../kinds/separation/api.js';
 import { SeparationHandler } from '../kinds/separation/worker.js';
 import { enhanceApiKind, EnhanceKindApi } from '../kinds/enhance/api.js';
+import { ENHANCE_OVER_LIMIT_HINT } from '../kinds/enhance/contract.js';
+import type { KindInputLimits } from '../domain/input-limits.js';
 import { EnhanceHandler } from '../kinds/enhance/worker.js';
 import { podcastScriptApiKind, PodcastScriptKindApi } from '../kinds/podcast-script/api.js';
 import { PodcastScriptHandler } from '../kinds/podcast-script/worker.js';
@@ -126,6 +128,9 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
   const { voices, voiceModels } = ttsVoices(config, catalog);
+  // ENHANCE_MAX_BYTES as the upload route holds to it (`?kind=enhance`); the worker enforces it again.
+  const enhanceInput = { maxBytes: config.ENHANCE_MAX_BYTES, setting: 'ENHANCE_MAX_BYTES', hint: ENHANCE_OVER_LIMIT_HINT };
+  const inputLimits: KindInputLimits = { enhance: enhanceInput };
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
@@ -247,6 +252,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
         signer,
         logger,
         uploadMaxBytes: config.UPLOAD_MAX_BYTES,
+        uploadKindLimits: inputLimits,
         timeouts: {
           headersMs: config.HEADERS_TIMEOUT_SECONDS * 1000,
           requestMs: config.REQUEST_TIMEOUT_SECONDS * 1000,

@@ -13,6 +13,7 @@ import type { Metrics } from '../services/metrics.js';
 import type { VoiceLibrary } from '../ports/voices.js';
 import type { BlobStore, BlobUrls } from '../ports/blob-store.js';
 import type { RequestLimits } from '../ports/limits.js';
+import type { KindInputLimits } from '../domain/input-limits.js';
 import type { UrlSigner } from './signed-url.js';
 import { AppError } from '../domain/errors.js';
 import { Envelope } from './schemas.js';
@@ -51,6 +52,8 @@ export interface HttpDeps {
   signer: UrlSigner;
   logger: Logger;
   uploadMaxBytes: number;
+  /** The kinds' own input limits under uploadMaxBytes (ENHANCE_MAX_BYTES), held to by an upload naming its `kind`. */
+  uploadKindLimits: KindInputLimits;
   uploadTtlSeconds: number;
   /** Slow clients; defaults: DEFAULT_TIMEOUTS. */
   timeouts?: HttpTimeouts;
@@ -363,6 +366,7 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
     blobs: deps.blobs,
     urls: deps.urls,
     maxBytes: deps.uploadMaxBytes,
+    kindLimits: deps.uploadKindLimits,
     ttlSeconds: deps.uploadTtlSeconds,
     storeUnavailable: deps.storeUnavailable,
   });

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
+import { kindInputTooLarge, type KindInputLimit, type KindInputLimits } from '../../domain/input-limits.js';
+import { TASK_KINDS, type TaskKind } from '../../domain/task.js';
 import { BlobTooLargeError, type BlobStore, type BlobUrls } from '../../ports/blob-store.js';
 import type { RequestLimits } from '../../ports/limits.js';
 import type { AuthService } from '../../services/auth.js';
@@ -114,6 +118,21 @@ export function multipartRefusal(err: unknown): AppError {
 }
 
 /**
+ * `kind`: the task kind the file is for. A kind with its own lower input limit (enhance: ENHANCE_MAX_BYTES) has the
+ * upload held to it, so a client learns at once, not after sending hundreds of MB and a failed task. Any kind is
+ * accepted (the SDK names the kind for every upload it makes); one without a lower limit changes nothing.
+ */
+const UploadQuery = z.object({
+  kind: z.enum(TASK_KINDS).optional().describe('The task kind the file is for: an upload is held to that kind\'s own input limit where it is lower (enhance: ENHANCE_MAX_BYTES)'),
+});
+
+/** The limit this upload is held to: the kind's own where that is lower than UPLOAD_MAX_BYTES, else null (the global one). */
+function lowerKindLimit(kind: TaskKind | undefined, limits: KindInputLimits, maxBytes: number): { kind: TaskKind; limit: KindInputLimit } | null {
+  const limit = kind ? limits[kind] : undefined;
+  return kind && limit && limit.maxBytes < maxBytes ? { kind, limit } : null;
+}
+
+/**
  * Beyond the spec: multipart upload that answers a URL usable as `inputurl` (a signed /files/ link,
  * or an S3 presigned URL). The file streams straight into the blob store (S3: a multipart upload),
  * never spooled to local disk first. Uploads live under uploads/<id>/ and expire with the task TTL.
@@ -129,13 +148,21 @@ export function registerUploadRoutes(
     blobs: BlobStore;
     urls: BlobUrls;
     maxBytes: number;
+    /** The kinds' own input limits, applied with `?kind=` (the composition root builds them from config). */
+    kindLimits: KindInputLimits;
     ttlSeconds: number;
     /** Which store an error says cannot be reached (HttpDeps.storeUnavailable). */
     storeUnavailable?: (err: unknown) => UnavailableStore | null;
   },
 ): void {
-  app.post(UPLOAD_PATH, {
-    schema: { operationId: 'uploadFile', tags: ['Files'], summary: 'Upload a file (multipart field "file"); answers data.url for use as inputurl', consumes: ['multipart/form-data'] },
+  app.withTypeProvider<ZodTypeProvider>().post(UPLOAD_PATH, {
+    schema: {
+      operationId: 'uploadFile',
+      tags: ['Files'],
+      summary: 'Upload a file (multipart field "file"); answers data.url for use as inputurl',
+      consumes: ['multipart/form-data'],
+      querystring: UploadQuery,
+    },
     onRequest: requireApiKey(deps.auth, deps.limits, 'create'),
     // The multipart parser stops reading the body once it has seen the closing boundary or an error, and
     // Node does not read what is left of a body someone started reading: an answer sent before the body's
@@ -150,13 +177,18 @@ export function registerUploadRoutes(
     handler: async (request, reply) => {
       callerOf(request);
       if (!request.isMultipart()) throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: expected multipart/form-data with a "file" field');
-      // A body declared larger than any acceptable upload is refused before a byte of it is read (it used to be
-      // read until the limit, or held until the rate floor cut it): the connection closes after the answer.
+      // A body declared larger than any acceptable upload (for its kind, when named) is refused before a byte of it is
+      // read (it used to be read until the limit, or held until the rate floor cut it): the connection closes after the answer.
+      const lower = lowerKindLimit(request.query.kind, deps.kindLimits, deps.maxBytes);
+      const maxBytes = lower?.limit.maxBytes ?? deps.maxBytes;
       const declared = Number(request.headers['content-length']);
-      if (declared > deps.maxBytes + MULTIPART_OVERHEAD_BYTES) {
+      if (declared > maxBytes + MULTIPART_OVERHEAD_BYTES) {
         lingerAfterAnswer(request.raw);
         void reply.header('connection', 'close');
-        throw new AppError('PAYLOAD_TOO_LARGE', `Payload too large: the request declares ${declared} bytes; an upload may be at most ${deps.maxBytes} bytes (UPLOAD_MAX_BYTES)`);
+        const found = `the request declares ${declared} bytes`;
+        throw lower
+          ? kindInputTooLarge(lower.kind, lower.limit, found)
+          : new AppError('PAYLOAD_TOO_LARGE', `Payload too large: ${found}; an upload may be at most ${deps.maxBytes} bytes (UPLOAD_MAX_BYTES)`);
       }
       // Whatever fails before the file starts is the body's fault: no boundary, garbage, truncation, limits.
       let part: Awaited<ReturnType<typeof request.file>>;
@@ -169,10 +201,18 @@ export function registerUploadRoutes(
       const key = `uploads/${randomUUID().replace(/-/g, '')}/${safeFileName(part.filename)}`;
       let size: number;
       try {
-        ({ size } = await deps.blobs.putStream(key, failIfTruncated(part.file, deps.maxBytes), part.mimetype || 'application/octet-stream', deps.maxBytes));
+        // The parser cuts at UPLOAD_MAX_BYTES (the plugin's fileSize); a kind's lower limit is the store's to cut at.
+        ({ size } = await deps.blobs.putStream(key, failIfTruncated(part.file, deps.maxBytes), part.mimetype || 'application/octet-stream', maxBytes));
       } catch (err) {
         // Over the limit first: a file cut at the limit whose body then broke off was still too large.
-        if (err instanceof BlobTooLargeError || part.file.truncated) throw new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: the file exceeds the upload limit');
+        if (err instanceof BlobTooLargeError || part.file.truncated) {
+          if (!lower) throw new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: the file exceeds the upload limit');
+          // Cut by the store while the body still comes (no length, or one that lied): the rest is not wanted, and
+          // without closing, the keep-alive connection would read it all (up to UPLOAD_MAX_BYTES) before the next request.
+          lingerAfterAnswer(request.raw);
+          void reply.header('connection', 'close');
+          throw kindInputTooLarge(lower.kind, lower.limit, 'the file exceeds the limit');
+        }
         // The store gone (S3 cut or answering 503): it also breaks the body off, which read as the client's fault
         // (100002 "the request ended...", found from outside); the client should try again, not fix its request.
         const store = deps.storeUnavailable?.(err);

@@ -2,6 +2,14 @@ import { z } from 'zod';
 import { ENHANCE_FLAGS } from '../../domain/vocabulary.js';
 import { urlString, versioned } from '../fields.js';
 
+/**
+ * What to send instead when a file is over ENHANCE_MAX_BYTES, said wherever that limit refuses one: the worker's
+ * failed task, the upload with `?kind=enhance` and the create with an own upload (one text, so they never drift).
+ * The spec's 10 MB refuses a 2-minute 16-bit stereo WAV (about 21 MB): say what fits and what the operator can change.
+ */
+export const ENHANCE_OVER_LIMIT_HINT =
+  'send a compressed format (MP3, Opus, FLAC: minutes of audio fit in a few MB) without embedded pictures (cover art counts), or the server operator can raise ENHANCE_MAX_BYTES';
+
 /** POST enhance/task/create: every flag optional; unknown or non-boolean flags are refused naming the field. */
 export const EnhanceCreateBody = z.object({
   inputurl: urlString(),

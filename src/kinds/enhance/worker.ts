@@ -10,7 +10,7 @@ import { openAudioInput } from '../media-input.js';
 import type { InputFetcher } from '../../jobs/input-fetcher.js';
 import type { EngineThreads } from '../threads.js';
 import { decodedFrames, limitFrames, reservePrice } from '../decoded-length.js';
-import { EnhanceParams, type EnhanceResult } from './contract.js';
+import { ENHANCE_OVER_LIMIT_HINT, EnhanceParams, type EnhanceResult } from './contract.js';
 import type { EnhanceThreadInput } from './thread.js';
 import type { DenoiserPreference } from '../../engines/enhance/engine-choice.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
@@ -54,8 +54,7 @@ export class EnhanceHandler implements TaskHandler {
     const fetched = join(ctx.tmpDir, 'input');
     await this.deps.input.fetch(p.inputUrl, fetched, ctx.signal, {
       maxBytes: this.deps.maxBytes,
-      // The spec's 10 MB refuses a 2-minute 16-bit stereo WAV (about 21 MB): say what fits and what the operator can change.
-      overLimitHint: 'send a compressed format (MP3, Opus, FLAC: minutes of audio fit in a few MB) without embedded pictures (cover art counts), or the server operator can raise ENHANCE_MAX_BYTES',
+      overLimitHint: ENHANCE_OVER_LIMIT_HINT,
     });
     const { path: inputPath, info } = await openAudioInput(fetched, { media: this.deps.media, tmpDir: ctx.tmpDir, signal: ctx.signal });
     // The header's duration is a claim: length, limit and price are what the decoder yields (stopped at the limit).
