@@ -128,14 +128,14 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   });
   const media = resolveMediaTools({ preferSystem: config.PREFER_SYSTEM_FFMPEG });
   const { voices, voiceModels } = ttsVoices(config, catalog);
-  // ENHANCE_MAX_BYTES as the upload route holds to it (`?kind=enhance`); the worker enforces it again.
+  // ENHANCE_MAX_BYTES as the upload route (`?kind=enhance`) and the create hold to it; the worker enforces it again.
   const enhanceInput = { maxBytes: config.ENHANCE_MAX_BYTES, setting: 'ENHANCE_MAX_BYTES', hint: ENHANCE_OVER_LIMIT_HINT };
   const inputLimits: KindInputLimits = { enhance: enhanceInput };
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
     separation: separationApiKind(new SeparationKindApi()),
-    enhance: enhanceApiKind(new EnhanceKindApi()),
+    enhance: enhanceApiKind(new EnhanceKindApi({ limit: enhanceInput, blobs, urls })),
     podcast_script: podcastScriptApiKind(new PodcastScriptKindApi(voices, { textMaxChars: config.PODCAST_TEXT_MAX_CHARS })),
     podcast_audio: podcastAudioApiKind(new PodcastAudioKindApi(voices, tasks, { scriptMaxChars: config.PODCAST_SCRIPT_MAX_CHARS })),
   });

@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENHANCE_OVER_LIMIT_HINT } from '../../src/kinds/enhance/contract.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -5,8 +7,8 @@ import { parseJson, rawRequest } from '../helpers/raw-http.js';
 
 /**
  * ENHANCE_MAX_BYTES said before the bytes are sent (found from outside: `soundry enhance big.wav` uploaded 300 MB, then
- * the task failed on the 10 MB limit): an upload naming `?kind=enhance` is held to it. A 64 KiB limit keeps the
- * files small.
+ * the task failed on the 10 MB limit): an upload naming `?kind=enhance` is held to it, and a create whose input is an
+ * own upload over it is refused at once. A 64 KiB limit keeps the files small.
  */
 const API = '/audio/api/v1/api-keys';
 const UPLOAD = `${API}/files/upload`;
@@ -16,12 +18,21 @@ const B = 'XxBoundaryxX';
 let app: TestApp;
 let key: string;
 let port: number;
+/** Someone else's file server, on 127.0.0.1 (ALLOW_PRIVATE_URLS=1): its files are sized only by the worker's download. */
+let site: Server;
+let siteUrl: string;
 beforeAll(async () => {
-  app = await startTestApp({ ENHANCE_MAX_BYTES: String(LIMIT) }, { workers: false });
+  app = await startTestApp({ ENHANCE_MAX_BYTES: String(LIMIT), ALLOW_PRIVATE_URLS: '1' });
   ({ key } = await app.newKey({ credits: 100 }));
   port = Number(new URL(app.baseUrl).port);
+  site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav' }).end(Buffer.alloc(3 * LIMIT)));
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/big.wav`;
 });
-afterAll(async () => app?.close());
+afterAll(async () => {
+  site?.close();
+  await app?.close();
+});
 
 const tooLarge = (found: string) => `Payload too large: ${found}; enhance input files may be at most ${LIMIT} bytes (ENHANCE_MAX_BYTES); ${ENHANCE_OVER_LIMIT_HINT}`;
 
@@ -78,5 +89,38 @@ describe('upload with ?kind=enhance', () => {
     const res = await upload(10, '?kind=music');
     expect(res.code).toBe(100002);
     expect(res.message).toBe('Invalid parameters: kind: Invalid option: expected one of "separation"|"tts"|"enhance"|"podcast_script"|"podcast_audio"');
+  });
+});
+
+describe('enhance create with an own upload over ENHANCE_MAX_BYTES', () => {
+  const enhanceTasks = async () => (await app.container.tasks.list({ limit: 10_000 })).filter((t) => t.kind === 'enhance').length;
+  const balance = async (k: string) => (await app.get(`${API}/account/balance`, k)).json.data;
+  const create = (inputurl: string, k: string) => app.post(`${API}/enhance/task/create`, { inputurl, enhance_type: { normalize: true } }, k);
+
+  it('is refused at once (uploaded without kind): 100413, no task, nothing charged or held', async () => {
+    const { key: own } = await app.newKey({ credits: 50 });
+    const uploaded = await upload(3 * LIMIT);
+    expect(uploaded.code).toBe(100000);
+    const [tasks, funds] = [await enhanceTasks(), await balance(own)];
+    const res = await create(uploaded.data.url!, own);
+    expect(res.json).toEqual({ code: 100413, data: {}, message: tooLarge(`the inputurl's file is ${3 * LIMIT} bytes`) });
+    expect(await enhanceTasks()).toBe(tasks);
+    expect(await balance(own)).toEqual(funds);
+  });
+
+  it('another server\'s file is created and fails in the worker, with the same words as the refusals above', async () => {
+    const created = await create(siteUrl, key);
+    expect(created.json.code).toBe(100000);
+    const done = await app.waitTask(`${API}/enhance/task/get`, 'job_id', created.json.data.job_id, key);
+    expect(done.data.status).toBe('failed');
+    expect(done.data.error.startsWith(`The URL could not be fetched: The file is larger than the allowed ${LIMIT} bytes; `)).toBe(true);
+    expect(done.data.error.endsWith(`; ${ENHANCE_OVER_LIMIT_HINT}`)).toBe(true);
+  });
+
+  it('one under the limit, and an own link whose file is gone, are created (the worker reports what is wrong)', async () => {
+    const small = await upload(LIMIT);
+    expect((await create(small.data.url!, key)).json.code).toBe(100000);
+    const gone = await app.container.urls.url('uploads/0123456789abcdef0123456789abcdef/gone.wav', 600);
+    expect((await create(gone, key)).json.code).toBe(100000);
   });
 });

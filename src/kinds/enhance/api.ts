@@ -1,17 +1,35 @@
 import { AppError } from '../../domain/errors.js';
 import { publicStatus, type QueriedTask } from '../../domain/task.js';
 import { ENHANCE_FLAGS, type EnhanceFlag } from '../../domain/vocabulary.js';
+import { kindInputTooLarge, type KindInputLimit } from '../../domain/input-limits.js';
+import type { BlobStore, BlobUrls } from '../../ports/blob-store.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
 import { requireHttpUrl } from '../separation/api.js';
 import { EnhanceCreateBody, EnhanceResult, type EnhanceParams, EnhanceQueryData, ENHANCE_EXAMPLE } from './contract.js';
 
 const isFlag = (name: string): name is EnhanceFlag => (ENHANCE_FLAGS as readonly string[]).includes(name);
 
+/** How long a create waits for the store to say an own upload's size before leaving the check to the worker. */
+const OWN_INPUT_STAT_TIMEOUT_MS = 2000;
+
+/** ENHANCE_MAX_BYTES, and how to read the size of an input that is one of this server's own files. */
+export interface EnhanceInputCheck {
+  limit: KindInputLimit;
+  blobs: Pick<BlobStore, 'stat'>;
+  urls: Pick<BlobUrls, 'ownKey'>;
+}
+
 export class EnhanceKindApi implements KindApi<EnhanceCreateBody> {
   readonly kind = 'enhance' as const;
 
-  /** `supported`: the flags this server renders (all fourteen today); others are refused at create, never faked. */
-  constructor(private readonly supported: readonly EnhanceFlag[] = ENHANCE_FLAGS) {}
+  /**
+   * `input`: refuse at create an own upload over ENHANCE_MAX_BYTES (null: leave it to the worker).
+   * `supported`: the flags this server renders (all fourteen today); others are refused at create, never faked.
+   */
+  constructor(
+    private readonly input: EnhanceInputCheck | null = null,
+    private readonly supported: readonly EnhanceFlag[] = ENHANCE_FLAGS,
+  ) {}
 
   async prepare(body: EnhanceCreateBody): Promise<PreparedTask> {
     const on = Object.entries(body.enhance_type).filter(([, v]) => v === true).map(([k]) => k).filter(isFlag);
@@ -23,7 +41,21 @@ export class EnhanceKindApi implements KindApi<EnhanceCreateBody> {
       );
     }
     const params: EnhanceParams = { v: 1, inputUrl: requireHttpUrl('inputurl', body.inputurl), flags: on.length ? on : ['autoid'] };
+    await this.refuseOversizedOwnInput(params.inputUrl);
     return { params, knownPrice: null };
+  }
+
+  /**
+   * An upload of this server over ENHANCE_MAX_BYTES would only fail once a worker fetched it, after the client had
+   * waited in the queue: its size is known now, so refuse the create (no task, no charge). Recognised as the input
+   * fetcher recognises it (BlobUrls.ownKey), never by parsing the URL here. Any other URL is sized by its download.
+   * A size that cannot be read (blob gone, store down or slow) refuses nothing: the worker says what is wrong then.
+   */
+  private async refuseOversizedOwnInput(url: string): Promise<void> {
+    if (!this.input) return;
+    const { limit, blobs, urls } = this.input;
+    const size = await ownInputSize(url, blobs, urls).catch(() => null);
+    if (size !== null && size > limit.maxBytes) throw kindInputTooLarge('enhance', limit, `the inputurl's file is ${size} bytes`);
   }
 
   async present(task: QueriedTask, tools: PresentTools): Promise<Record<string, unknown>> {
@@ -53,4 +85,17 @@ export function enhanceApiKind(api: EnhanceKindApi): ApiKind<typeof EnhanceCreat
     route: { kind: 'enhance', tag: 'Enhancement', create: 'enhance/task/create', get: 'enhance/task/get', body: EnhanceCreateBody, createdIdField: 'job_id', queryIdField: 'job_id', queryData: EnhanceQueryData, example: ENHANCE_EXAMPLE, createdExtra: { model: 2 } },
     api,
   };
+}
+
+/** The size of an own blob the URL names; null for any other URL, a link that is not honoured, or no answer in time. */
+async function ownInputSize(url: string, blobs: Pick<BlobStore, 'stat'>, urls: Pick<BlobUrls, 'ownKey'>): Promise<number | null> {
+  const own = await urls.ownKey(url);
+  if (own.kind !== 'own') return null;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), OWN_INPUT_STAT_TIMEOUT_MS)));
+  try {
+    return (await Promise.race([blobs.stat(own.key), late]))?.size ?? null;
+  } finally {
+    clearTimeout(timer);
+  }
 }
