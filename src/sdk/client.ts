@@ -80,7 +80,7 @@ export class Soundry {
     const separation = new TaskClient<SeparationCreateInput, SeparationQueryData>(t, { kind: 'separation', create: 'separation/task/create', get: 'separation/task/get', createdIdField: 'job_id', queryIdField: 'job_id', data: SeparationQueryData });
     this.separation = Object.assign(separation, {
       async run(file: FileInput, o: RunOptions & { modelType: ModelType; outputDir?: string; format?: 'mp3' | 'wav' | 'flac'; separationType?: SeparationCreateInput['separation_type'] }) {
-        const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress, o);
+        const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress, { signal: o.signal, kind: 'separation' });
         const body: SeparationCreateInput = { model_type: o.modelType, inputurl, ...(o.format ? { output_format: o.format } : {}), ...(o.separationType ? { separation_type: o.separationType } : {}) };
         const id = await separation.create(body, o);
         const data = await separation.wait(id, o);
@@ -97,7 +97,8 @@ export class Soundry {
     const enhance = new TaskClient<EnhanceCreateInput, EnhanceQueryData>(t, { kind: 'enhance', create: 'enhance/task/create', get: 'enhance/task/get', createdIdField: 'job_id', queryIdField: 'job_id', data: EnhanceQueryData });
     this.enhance = Object.assign(enhance, {
       async run(file: FileInput, o: RunOptions & { flags?: readonly EnhanceFlag[]; output?: string | ((extension: string) => string) }) {
-        const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress, o);
+        // Named, so a file over ENHANCE_MAX_BYTES is refused before it is sent, not after the upload and a failed task.
+        const inputurl = isUrl(file) ? file : await t.upload(file, o.onProgress, { signal: o.signal, kind: 'enhance' });
         const id = await enhance.create({ inputurl, enhance_type: Object.fromEntries((o.flags ?? []).map((f) => [f, true])) }, o);
         const data = await enhance.wait(id, o);
         const extension = extensionOf(data.output, 'mp3');
@@ -115,8 +116,10 @@ export class Soundry {
         const common = { speakers: o.speakers ?? [], style: o.style ?? 1, duration: o.duration ?? 2, use_mode: 'ai', commercial_use: 0, ...(o.language ? { language: o.language } : {}) };
         let body: PodcastScriptCreateInput;
         if ('text' in source) body = { source_type: 4, text: source.text, ...common };
-        else if ('file' in source) body = { source_type: 3, url: isUrl(source.file) ? source.file : await t.upload(source.file, o.onProgress, o), ...common };
-        else body = { source_type: source.sourceType ?? 1, url: source.url, ...common };
+        else if ('file' in source) {
+          const url = isUrl(source.file) ? source.file : await t.upload(source.file, o.onProgress, { signal: o.signal, kind: 'podcast_script' });
+          body = { source_type: 3, url, ...common };
+        } else body = { source_type: source.sourceType ?? 1, url: source.url, ...common };
         const scriptId = await script.create(body, o);
         const s = await script.wait(scriptId, o);
         // Step 2 takes step 1's result unchanged, as the spec recommends. Until it is created, errors name step 1's task.

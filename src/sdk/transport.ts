@@ -6,6 +6,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { ERRORS } from '../domain/errors.js';
+import type { TaskKind } from '../domain/task.js';
 import { SoundryError } from './errors.js';
 import { guardRequest, type RequestGuard } from './guard.js';
 import { uploadBody } from './upload-body.js';
@@ -45,6 +46,15 @@ export interface TransportOptions {
 /** Per call: the caller's cancel (a Ctrl-C), which aborts the request in flight. */
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+}
+
+/**
+ * An upload's `kind`: the task kind the file is for, sent as `?kind=`. The server then holds the upload to that kind's
+ * own input limit (enhance: ENHANCE_MAX_BYTES) and refuses it from its declared length before the body is sent,
+ * instead of taking hundreds of MB for a task that would fail.
+ */
+export interface UploadOptions extends CallOptions {
+  kind?: TaskKind | undefined;
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -175,10 +185,10 @@ export class Transport {
   }
 
   /** Uploads a local file (streamed from disk, progress as the socket takes it) and answers the URL to use as inputurl. */
-  async upload(file: string | Blob, onProgress?: OnProgress, call: CallOptions = {}): Promise<string> {
+  async upload(file: string | Blob, onProgress?: OnProgress, call: UploadOptions = {}): Promise<string> {
     const { blob, name } = await blobOf(file);
     onProgress?.({ phase: 'upload', done: 0, total: blob.size });
-    const path = '/audio/api/v1/api-keys/files/upload';
+    const path = `/audio/api/v1/api-keys/files/upload${call.kind ? `?kind=${encodeURIComponent(call.kind)}` : ''}`;
     // Bytes the socket has taken: the system may still be sending up to MAX_BYTES_IN_BUFFERS of them (minUploadBytesPerSecond).
     let taken = 0;
     const data = await this.api(

@@ -1,7 +1,13 @@
+import { execFile } from 'node:child_process';
+import { open } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENHANCE_OVER_LIMIT_HINT } from '../../src/kinds/enhance/contract.js';
+import { CLIENT_EXIT } from '../../src/cli/client.js';
+import { Soundry } from '../../src/sdk/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { parseJson, rawRequest } from '../helpers/raw-http.js';
 
@@ -14,6 +20,8 @@ const API = '/audio/api/v1/api-keys';
 const UPLOAD = `${API}/files/upload`;
 const LIMIT = 65_536;
 const B = 'XxBoundaryxX';
+const run = promisify(execFile);
+const root = new URL('../..', import.meta.url).pathname;
 
 let app: TestApp;
 let key: string;
@@ -44,6 +52,15 @@ async function upload(bytes: number, query = '') {
   form.append('file', new Blob([new Uint8Array(bytes)]), 'take.wav');
   const res = await fetch(`${app.baseUrl}${UPLOAD}${query}`, { method: 'POST', headers: { 'api-key': key }, body: form });
   return (await res.json()) as { code: number; data: { url?: string; size?: number }; message: string };
+}
+
+/** A sparse file: `bytes` long, no disk used; only what a client reads of it is ever read. */
+async function sparseFile(name: string, bytes: number): Promise<string> {
+  const path = join(app.dataDir, name);
+  const handle = await open(path, 'w');
+  await handle.truncate(bytes);
+  await handle.close();
+  return path;
 }
 
 describe('upload with ?kind=enhance', () => {
@@ -123,4 +140,39 @@ describe('enhance create with an own upload over ENHANCE_MAX_BYTES', () => {
     const gone = await app.container.urls.url('uploads/0123456789abcdef0123456789abcdef/gone.wav', 600);
     expect((await create(gone, key)).json.code).toBe(100000);
   });
+});
+
+describe('the client names the kind', () => {
+  // 64 MiB, far over the limit plus the 2 MiB a multipart body may add: refused from its declared length.
+  const BIG = 64 * 1024 * 1024;
+
+  it('the SDK\'s enhance.run is refused before the file is sent, with the server\'s message', async () => {
+    await clearUploads();
+    const big = await sparseFile('big-sdk.wav', BIG);
+    let sent = 0;
+    const client = new Soundry({ baseUrl: app.baseUrl, apiKey: key });
+    const err = await client.enhance.run(big, { output: join(app.dataDir, 'never.wav'), onProgress: (e) => e.phase === 'upload' && (sent = Math.max(sent, e.done)) }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'api', code: 100413, task: null });
+    // The file and the multipart framing around it.
+    const declared = Number(/declares (\d+) bytes/.exec((err as Error).message)?.[1]);
+    expect(declared - BIG).toBeGreaterThan(0);
+    expect(declared - BIG).toBeLessThan(1024);
+    expect((err as Error).message).toBe(`upload: ${tooLarge(`the request declares ${declared} bytes`)} (code 100413)`);
+    // Whatever the socket buffers took before the answer came, not the file.
+    expect(sent).toBeLessThan(BIG / 2);
+    expect(await clearUploads()).toBe(0);
+  });
+
+  it('`soundry enhance big.wav` exits as refused (3) with the server\'s message, without sending the file', async () => {
+    const big = await sparseFile('big-cli.wav', BIG);
+    const started = Date.now();
+    const failed = await run(process.execPath, [join(root, 'bin/soundry.js'), 'enhance', big], {
+      cwd: app.dataDir,
+      env: { ...process.env, SOUNDRY_URL: app.baseUrl, SOUNDRY_API_KEY: key, LOG_LEVEL: 'silent' },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect('code' in failed && failed.code).toBe(CLIENT_EXIT.refused);
+    expect('stderr' in failed && failed.stderr).toContain(`enhance input files may be at most ${LIMIT} bytes (ENHANCE_MAX_BYTES); send a compressed format`);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(await clearUploads()).toBe(0);
+  }, 30_000);
 });

@@ -91,12 +91,15 @@ describe('SDK against a real server', () => {
     });
   }, 60_000);
 
-  it('a 2-minute WAV over the spec\'s 10 MB enhancement limit fails saying what to send instead', async () => {
+  it('a 2-minute WAV over the spec\'s 10 MB enhancement limit is refused at its upload, saying what to send instead', async () => {
     const wav = join(app.dataDir, 'two-minutes.wav');
     await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'sine=f=220:d=120:sample_rate=44100', '-ac', '2', '-c:a', 'pcm_s16le', wav]);
+    // It used to be uploaded whole and fail as a task; the upload names its kind now (test/http/upload-kind-limit.test.ts).
     await expect(client.enhance.run(wav, { flags: ['normalize'], output: join(app.dataDir, 'never.wav'), pollIntervalMs: 100 })).rejects.toMatchObject({
-      kind: 'task_failed',
-      message: expect.stringMatching(/larger than the limit of 10485760 bytes; send a compressed format \(MP3, Opus, FLAC.*ENHANCE_MAX_BYTES/),
+      kind: 'api',
+      code: 100413,
+      task: null,
+      message: expect.stringMatching(/declares \d+ bytes; enhance input files may be at most 10485760 bytes \(ENHANCE_MAX_BYTES\); send a compressed format \(MP3, Opus, FLAC.*ENHANCE_MAX_BYTES/),
     });
   }, 60_000);
 });
