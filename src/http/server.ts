@@ -354,7 +354,9 @@ export async function buildHttpServer(deps: HttpDeps): Promise<FastifyInstance> 
       },
     },
   });
-  await app.register(multipart, { limits: { ...UPLOAD_MULTIPART_LIMITS, fileSize: deps.uploadMaxBytes } });
+  // One byte over the limit reaches the store, which fails the upload at once (the upload route): cut at the limit
+  // itself, the parser would drop the rest of the file but read on to its end before anyone knew it was too large.
+  await app.register(multipart, { limits: { ...UPLOAD_MULTIPART_LIMITS, fileSize: deps.uploadMaxBytes + 1 } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   registerTaskRoutes(app, { auth: deps.auth, tasks: deps.tasks, limits: deps.limits, kinds: deps.kinds, docs, atTurnEnd: answersAtTurnEnd(app.log) });

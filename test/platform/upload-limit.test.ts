@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { parseJson, rawRequest } from '../helpers/raw-http.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -23,7 +24,28 @@ describe('upload limit', () => {
     const small = await upload(key, 50_000);
     expect(small.json.code).toBe(100000);
     expect(small.json.data.size).toBe(50_000);
-    // Exactly one upload is stored, on disk or in the bucket: clearing every upload as if a day had passed removes one.
-    expect(await app.container.blobs.deleteOlderThan('uploads', Date.now() + 86_400_000)).toBe(1);
+    const exact = await upload(key, 100_000);
+    expect(exact.json.data.size).toBe(100_000);
+    // Exactly two uploads are stored, on disk or in the bucket: clearing every upload as if a day had passed removes two.
+    expect(await app.container.blobs.deleteOlderThan('uploads', Date.now() + 86_400_000)).toBe(2);
+  });
+
+  it('cuts a body with no length as soon as its file passes the limit: answered at once, connection closed, nothing stored', async () => {
+    // Before, the parser dropped what passed the limit but read on to the file's end: a chunked body that never ended
+    // was answered only when UPLOAD_TIMEOUT_SECONDS (an hour) ran out, its bytes read all the while.
+    const { key } = await app.newKey();
+    await app.container.blobs.deleteOlderThan('uploads', Date.now() + 86_400_000);
+    const B = 'XxBoundaryxX';
+    const port = Number(new URL(app.baseUrl).port);
+    const head = `POST /audio/api/v1/api-keys/files/upload HTTP/1.1\r\nHost: x\r\napi-key: ${key}\r\nContent-Type: multipart/form-data; boundary=${B}\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const chunk = (data: string) => `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
+    // Twice the limit and no last chunk: the server must answer from what it has, not wait for the end.
+    const body = chunk(`--${B}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\n\r\n`) + Array.from({ length: 8 }, () => chunk('y'.repeat(25_000))).join('');
+    const started = Date.now();
+    const answer = await rawRequest(port, head + body, { timeoutMs: 5000 });
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(answer?.headers.connection).toBe('close');
+    expect(parseJson(answer!.body)).toEqual({ code: 100413, data: {}, message: 'Payload too large: the file exceeds the upload limit' });
+    expect(await app.container.blobs.deleteOlderThan('uploads', Date.now() + 86_400_000)).toBe(0);
   });
 });

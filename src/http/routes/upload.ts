@@ -206,11 +206,12 @@ export function registerUploadRoutes(
       } catch (err) {
         // Over the limit first: a file cut at the limit whose body then broke off was still too large.
         if (err instanceof BlobTooLargeError || part.file.truncated) {
-          if (!lower) throw new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: the file exceeds the upload limit');
           // Cut by the store while the body still comes (no length, or one that lied): the rest is not wanted, and
-          // without closing, the keep-alive connection would read it all (up to UPLOAD_MAX_BYTES) before the next request.
+          // without closing, the keep-alive connection would read all of it (a chunked body without end: until
+          // UPLOAD_TIMEOUT_SECONDS) before the next request.
           lingerAfterAnswer(request.raw);
           void reply.header('connection', 'close');
+          if (!lower) throw new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: the file exceeds the upload limit');
           throw kindInputTooLarge(lower.kind, lower.limit, 'the file exceeds the limit');
         }
         // The store gone (S3 cut or answering 503): it also breaks the body off, which read as the client's fault
