@@ -33,7 +33,8 @@ export function taskStoreAndQueue(
   const reads = pollReads(config, db, raw);
   if (config.REDIS_URL) {
     const tasks = new SqlTaskStore(db, { onCharged, readQueried: reads?.task, ...creates(db, raw, null) });
-    return { tasks, queue: new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks }), storeEnqueues: false, close: reads?.close ?? noop };
+    const queue = new BullMqJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger, tasks, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_SECONDS * 1000 });
+    return { tasks, queue, storeEnqueues: false, close: reads?.close ?? noop };
   }
   const queue = new SqlJobQueue(db, { pollIntervalMs: config.POLL_INTERVAL_MS, logger, readPosition: reads?.jobPosition });
   // Date.now: the queue's clock (SqlJobQueue is given no other), so the job rows are due as enqueueWithin would write them.

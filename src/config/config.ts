@@ -189,6 +189,11 @@ const EnvSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// (or rediss://) URL')
     .optional(),
+  /**
+   * A queue command with no answer from Redis within this long fails (a create answers 503) and its connection is opened
+   * again, instead of waiting for TCP keep-alive (minutes) on a peer that went silent.
+   */
+  REDIS_COMMAND_TIMEOUT_SECONDS: int(1, 300).default(3),
   /** Prefix of Soundry's Redis keys (per-key limits under <prefix>limits:), so deployments can share one Redis. */
   REDIS_KEY_PREFIX: z.string().min(1).default('soundry:'),
   /** BullMQ key prefix (queues are soundry-<kind> under it); on Redis Cluster use a hash tag, e.g. {soundry}. */

@@ -58,6 +58,12 @@ describe('deployment configuration', () => {
     expect(failure({ WORKER_KINDS: 'separation,karaoke' })).toMatch(/unknown kind karaoke/);
   });
 
+  it('a silent Redis is given up after 3 s unless told otherwise; never without a limit', () => {
+    expect(loadConfig(base).REDIS_COMMAND_TIMEOUT_SECONDS).toBe(3);
+    expect(loadConfig({ ...base, REDIS_COMMAND_TIMEOUT_SECONDS: '10' }).REDIS_COMMAND_TIMEOUT_SECONDS).toBe(10);
+    expect(failure({ REDIS_COMMAND_TIMEOUT_SECONDS: '0' })).toMatch(/REDIS_COMMAND_TIMEOUT_SECONDS/);
+  });
+
   it('takes a subset of kinds for a GPU worker', () => {
     const c = loadConfig({ ...base, ROLE: 'worker', DATABASE_URL: 'postgres://u@db/s', SIGNING_SECRET: 'y'.repeat(32), BLOB_STORE: 's3', S3_BUCKET: 'b', WORKER_KINDS: 'separation, enhance' });
     expect(c.WORKER_KINDS).toEqual(['separation', 'enhance']);

@@ -16,6 +16,11 @@ export interface BullMqJobQueueOptions {
   tasks: Pick<TaskStore, 'listUnfinished'>;
   /** Default 60 s. */
   recoverEveryMs?: number;
+  /**
+   * A producer command (add, ping, position) with no answer from Redis within this long fails, and its connection is
+   * opened again. Default 3 s (REDIS_COMMAND_TIMEOUT_SECONDS).
+   */
+  commandTimeoutMs?: number;
 }
 
 /**
@@ -26,8 +31,8 @@ export interface BullMqJobQueueOptions {
 const BULLMQ_ATTEMPTS_CEILING = 100;
 const RECOVERY_PAGE = 500;
 
-/** A producer command (add, ping, position) with no answer from Redis within this long fails, and the connection is renewed. */
-const COMMAND_TIMEOUT_MS = 3000;
+/** commandTimeoutMs when not given: REDIS_COMMAND_TIMEOUT_SECONDS' default. */
+const DEFAULT_COMMAND_TIMEOUT_MS = 3000;
 
 /**
  * Durable queue on Redis (the scale-out profile): one BullMQ queue per kind. The task database
@@ -37,14 +42,16 @@ export class BullMqJobQueue implements JobQueue {
   /** Producer and read-only queries; workers open their own blocking connections. */
   private readonly redis: Redis;
   private readonly queues: ReadonlyMap<TaskKind, Queue<JobData>>;
+  private readonly commandTimeoutMs: number;
 
   constructor(private readonly opts: BullMqJobQueueOptions) {
+    this.commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     // Few retries: a task create should fail fast (503, the task not created) while Redis is down. A command with
-    // no answer fails after COMMAND_TIMEOUT_MS, and the connection is then opened again (stale()): found from outside,
+    // no answer fails after commandTimeoutMs, and the connection is then opened again (stale()): found from outside,
     // a Redis that went silent without closing the connection (a failover, a cut on the way) left the API refusing
     // creates and /healthz failing after Redis was back, until a restart. Keep-alive lets the kernel notice a dead
     // peer of an idle connection.
-    this.redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS, keepAlive: 10_000 });
+    this.redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: this.commandTimeoutMs, keepAlive: 10_000 });
     this.redis.on('error', (err) => opts.logger.warn({ err }, 'redis connection error'));
     this.queues = new Map(
       TASK_KINDS.map((kind) => {
@@ -64,7 +71,7 @@ export class BullMqJobQueue implements JobQueue {
   /** A command timed out: the connection may be dead without knowing it. Reconnect, then fail the command as it did. */
   private stale(err: unknown): never {
     if (err instanceof Error && err.message === 'Command timed out') {
-      this.opts.logger.warn(`no answer from Redis within ${COMMAND_TIMEOUT_MS} ms: opening the connection again`);
+      this.opts.logger.warn(`no answer from Redis within ${this.commandTimeoutMs} ms: opening the connection again`);
       this.redis.disconnect(true);
     }
     throw err;
