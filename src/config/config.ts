@@ -191,7 +191,8 @@ const EnvSchema = z.object({
     .optional(),
   /**
    * A queue command with no answer from Redis within this long fails (a create answers 503) and its connection is opened
-   * again, instead of waiting for TCP keep-alive (minutes) on a peer that went silent.
+   * again; on a worker, a connection that does not answer a PING within it is reported silent, and opened again when a
+   * new one is answered, instead of waiting for TCP keep-alive (minutes) on a peer that went silent.
    */
   REDIS_COMMAND_TIMEOUT_SECONDS: int(1, 300).default(3),
   /** Prefix of Soundry's Redis keys (per-key limits under <prefix>limits:), so deployments can share one Redis. */

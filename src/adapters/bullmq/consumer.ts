@@ -1,9 +1,11 @@
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { TaskKind } from '../../domain/task.js';
 import type { DeliveredJob, JobConsumer, JobHandler, KindPolicy, QueuePolicy } from '../../ports/queue.js';
 import { QueueAbort, errorMessage, runDelivery, settlesWithin } from '../queue/delivery.js';
 import { queueName, type JobData } from './names.js';
+import { RedisSilenceWatch } from './silence-watch.js';
 
 /** A counted failure; carries the delay our policy chose, which the worker's backoff strategy hands to BullMQ. */
 class RetryLater extends Error {
@@ -20,6 +22,8 @@ export interface BullMqConsumerOptions {
   redisUrl: string;
   prefix: string;
   logger: Logger;
+  /** A worker connection that does not answer a PING within this long is reported silent (RedisSilenceWatch). */
+  commandTimeoutMs: number;
 }
 
 /**
@@ -33,6 +37,9 @@ export interface BullMqConsumerOptions {
  */
 export class BullMqConsumer implements JobConsumer {
   private readonly workers: Worker<JobData>[] = [];
+  /** Each worker's non-blocking connection, ours so the watch can ask them; BullMQ opens the blocking one beside it. */
+  private readonly connections: Redis[] = [];
+  private watch: RedisSilenceWatch | null = null;
   /** Running deliveries by job id, to abort on a lost lock or at the end of the grace period. */
   private readonly running = new Map<string, AbortController>();
   private stopping = false;
@@ -47,10 +54,12 @@ export class BullMqConsumer implements JobConsumer {
   async start(): Promise<void> {
     for (const kind of this.kinds) {
       const p = this.policy[kind];
+      // BullMQ requires maxRetriesPerRequest null (its commands wait out a reconnect rather than fail) and duplicates
+      // these options for the worker's blocking connection. Keep-alive: the kernel notices a dead peer of an idle one.
+      const connection = new Redis(this.opts.redisUrl, { maxRetriesPerRequest: null, keepAlive: 10_000 });
+      this.connections.push(connection);
       const worker = new Worker<JobData>(queueName(kind), (job, token) => this.process(kind, job, token), {
-        // Workers block on their connection: BullMQ requires maxRetriesPerRequest null there.
-        // Keep-alive: the kernel notices a dead peer of a connection blocked waiting for jobs.
-        connection: { url: this.opts.redisUrl, maxRetriesPerRequest: null, keepAlive: 10_000 },
+        connection,
         prefix: this.opts.prefix,
         concurrency: p.concurrency,
         lockDuration: p.leaseMs,
@@ -68,6 +77,13 @@ export class BullMqConsumer implements JobConsumer {
       this.workers.push(worker);
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+    this.watch = new RedisSilenceWatch(this.connections, {
+      redisUrl: this.opts.redisUrl,
+      timeoutMs: this.opts.commandTimeoutMs,
+      logger: this.opts.logger,
+      alsoReopen: () => this.reopenBlocking(),
+    });
+    this.watch.start();
   }
 
   notify(): void {
@@ -78,6 +94,22 @@ export class BullMqConsumer implements JobConsumer {
     return !this.stopping && this.workers.every((w) => w.isRunning());
   }
 
+  /**
+   * The workers' connections went dead while Redis answers new ones: their blocking ones most likely too, and BullMQ
+   * would notice that only once a wait for jobs outlives its timeout (up to 11 s). Cut them as BullMQ's own interrupt
+   * does: the wait fails and the worker opens the connection again. One waiting to reconnect is left to its retries,
+   * as BullMQ's own reset does.
+   */
+  private async reopenBlocking(): Promise<void> {
+    await Promise.all(
+      this.workers.map(async (w) => {
+        const backend = w.getBackend();
+        const client = await backend.blockingClient;
+        if (client?.status === 'ready') await backend.disconnectBlocking(false);
+      }),
+    );
+  }
+
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     // close() stops fetching and waits for running jobs (their locks are still renewed meanwhile).
@@ -86,6 +118,9 @@ export class BullMqConsumer implements JobConsumer {
       for (const controller of this.running.values()) controller.abort(new QueueAbort('shutdown'));
     }
     await closing;
+    this.watch?.stop();
+    // A connection given to BullMQ is the giver's to close; nothing is left to send on it.
+    for (const c of this.connections) c.disconnect();
   }
 
   private async process(kind: TaskKind, job: Job<JobData>, token: string | undefined): Promise<void> {

@@ -6,6 +6,7 @@ import type { JobConsumer, JobHandler, JobPayload, JobQueue, QueuePolicy } from 
 import type { TaskStore } from '../../ports/task-store.js';
 import { BullMqConsumer } from './consumer.js';
 import { queueName, type JobData } from './names.js';
+import { redisAddress } from './silence-watch.js';
 
 export interface BullMqJobQueueOptions {
   redisUrl: string;
@@ -17,8 +18,8 @@ export interface BullMqJobQueueOptions {
   /** Default 60 s. */
   recoverEveryMs?: number;
   /**
-   * A producer command (add, ping, position) with no answer from Redis within this long fails, and its connection is
-   * opened again. Default 3 s (REDIS_COMMAND_TIMEOUT_SECONDS).
+   * A command with no answer from Redis within this long: a producer command fails and its connection is opened
+   * again; a worker connection is reported silent (RedisSilenceWatch). Default 3 s (REDIS_COMMAND_TIMEOUT_SECONDS).
    */
   commandTimeoutMs?: number;
 }
@@ -71,7 +72,7 @@ export class BullMqJobQueue implements JobQueue {
   /** A command timed out: the connection may be dead without knowing it. Reconnect, then fail the command as it did. */
   private stale(err: unknown): never {
     if (err instanceof Error && err.message === 'Command timed out') {
-      this.opts.logger.warn(`no answer from Redis within ${this.commandTimeoutMs} ms: opening the connection again`);
+      this.opts.logger.warn(`no answer from Redis at ${redisAddress(this.opts.redisUrl)} within ${this.commandTimeoutMs} ms: opening the connection again`);
       this.redis.disconnect(true);
     }
     throw err;
@@ -100,7 +101,7 @@ export class BullMqJobQueue implements JobQueue {
 
   async consume(kinds: readonly TaskKind[], handler: JobHandler, policy: QueuePolicy): Promise<JobConsumer> {
     await this.recover(kinds);
-    const consumer = new BullMqConsumer(kinds, handler, policy, this.opts);
+    const consumer = new BullMqConsumer(kinds, handler, policy, { ...this.opts, commandTimeoutMs: this.commandTimeoutMs });
     await consumer.start();
     // Redis can lose its data while workers run, too (a restart without persistence, a failover): found from outside,
     // the tasks queued before such a restart stayed waiting, holding their credits, until a worker was restarted.
