@@ -5,41 +5,22 @@
  * the durable write takes. `node --import tsx bench/sqlite-create-cost.ts`; PRAGMAS="mmap_size=268435456;..."
  * tries pragmas on the connection first. Prints CPU microseconds per create; nothing is written to bench/results.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteHandles } from '../src/adapters/sqlite/database.js';
-import { SqliteTaskCreates } from '../src/adapters/sqlite/task-creates.js';
-import { SqlAccountStore } from '../src/adapters/sql/account-store.js';
-import { issueApiKey } from '../src/services/auth.js';
-import { newTaskId } from '../src/domain/task.js';
-import type { NewTask } from '../src/ports/task-store.js';
-import type { ApiKey } from '../src/ports/accounts.js';
 import { machine } from './lib.js';
+import { benchCreates } from './sqlite-creates.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'soundry-create-cost-'));
 const { db, raw } = await openSqliteHandles(join(dir, 'soundry.db'));
 for (const pragma of (process.env.PRAGMAS ?? '').split(';').filter(Boolean)) raw.pragma(pragma);
-const accounts = new SqlAccountStore(db);
-const keys: ApiKey[] = [];
-for (let i = 0; i < 200; i++) keys.push((await issueApiKey(accounts, { credits: 1e9, rateLimit: 1e9, concurrency: 1e9 })).key);
-const creates = new SqliteTaskCreates(db, raw, Date.now);
-const params = { text: 'Benchmark sentence.', voice_id: 1001, language: 'en', emotion: 0, speed: 1 };
-let next = 0;
+const writeBatch = await benchCreates(db, raw);
 
 /** CPU microseconds per create, `n` creates written `batch` to a transaction (as the WriteBatcher groups them). */
 async function cost(batch: number, n: number): Promise<number> {
   const before = process.cpuUsage();
-  for (let i = 0; i < n; i += batch) {
-    const items: Array<{ task: NewTask; limit: number }> = [];
-    for (let j = 0; j < batch; j++) {
-      const key = keys[next++ % keys.length]!;
-      const now = Date.now();
-      items.push({ task: { id: newTaskId(now, randomUUID().replace(/-/g, '')), kind: 'tts', accountId: key.accountId, apiKeyId: key.id, params, createdAt: now, expiresAt: now + 3_600_000, hold: 1 }, limit: 1e9 });
-    }
-    await creates.writeBatch(items);
-  }
+  for (let i = 0; i < n; i += batch) await writeBatch(batch);
   const used = process.cpuUsage(before);
   return (used.user + used.system) / n;
 }

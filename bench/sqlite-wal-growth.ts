@@ -6,19 +6,13 @@
  * RESTART: that checkpoint on the writer's own connection every EVERY batches (default 200), timed apart.
  * `node --import tsx bench/sqlite-wal-growth.ts`; prints CPU per create (and the kernel's part) per 24,000 creates.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteHandles } from '../src/adapters/sqlite/database.js';
-import { SqliteTaskCreates } from '../src/adapters/sqlite/task-creates.js';
-import { SqlAccountStore } from '../src/adapters/sql/account-store.js';
-import { issueApiKey } from '../src/services/auth.js';
-import { newTaskId } from '../src/domain/task.js';
-import type { NewTask } from '../src/ports/task-store.js';
-import type { ApiKey } from '../src/ports/accounts.js';
 import { machine } from './lib.js';
+import { benchCreates } from './sqlite-creates.js';
 
 const mode = process.env.MODE ?? 'grow';
 const every = Number(process.env.EVERY ?? 200);
@@ -26,12 +20,7 @@ const dir = await mkdtemp(join(tmpdir(), 'soundry-wal-growth-'));
 const path = join(dir, 'soundry.db');
 const { db, raw } = await openSqliteHandles(path, { checkpointIntervalMs: 0 });
 raw.pragma('wal_autocheckpoint = 0');
-const accounts = new SqlAccountStore(db);
-const keys: ApiKey[] = [];
-for (let i = 0; i < 200; i++) keys.push((await issueApiKey(accounts, { credits: 1e9, rateLimit: 1e9, concurrency: 1e9 })).key);
-const creates = new SqliteTaskCreates(db, raw, Date.now);
-const params = { text: 'Benchmark sentence.', voice_id: 1001, language: 'en', emotion: 0, speed: 1 };
-let next = 0;
+const writeBatch = await benchCreates(db, raw);
 console.log(`Machine: ${machine()}. MODE=${mode}${mode === 'grow' ? '' : ` every ${every} batches`}. ${new Date().toISOString()}`);
 try {
   for (let round = 0; round < 8; round++) {
@@ -40,13 +29,7 @@ try {
     let checkpointMs = 0;
     const before = process.cpuUsage();
     for (let i = 0; i < n; i += batch) {
-      const items: Array<{ task: NewTask; limit: number }> = [];
-      for (let j = 0; j < batch; j++) {
-        const key = keys[next++ % keys.length]!;
-        const now = Date.now();
-        items.push({ task: { id: newTaskId(now, randomUUID().replace(/-/g, '')), kind: 'tts', accountId: key.accountId, apiKeyId: key.id, params, createdAt: now, expiresAt: now + 3_600_000, hold: 1 }, limit: 1e9 });
-      }
-      await creates.writeBatch(items);
+      await writeBatch(batch);
       if (mode !== 'grow' && (i / batch) % every === every - 1) {
         const t0 = performance.now();
         raw.pragma(`wal_checkpoint(${mode})`);
