@@ -89,6 +89,7 @@ export const DATABASE_UNAVAILABLE = storeUnavailableError('database').message;
  */
 export function installErrorHandling(app: FastifyInstance, notFoundNote = '', unavailable: (err: unknown) => UnavailableStore | null = () => null): void {
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
+    closeIfBodyUnread(request.raw, reply);
     if (error instanceof AppError) {
       void reply.headers(error.headers);
       if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
@@ -99,7 +100,6 @@ export function installErrorHandling(app: FastifyInstance, notFoundNote = '', un
       return reply.status(error.errorName === 'SERVICE_UNAVAILABLE' ? 503 : 200).send(refusal(error));
     }
     const tooLarge = bodyTooLarge(error);
-    if (tooLarge) lingerAfterAnswer(request.raw);
     if (request.is404) {
       // The not-found handler is a route too, and Fastify parses its body first: a path nobody serves is the
       // 404 whatever the body (seen from outside: a bad body on an unknown path answered 100002, or on a worker
@@ -186,6 +186,19 @@ const PENDING_ANSWERS_MS = 120_000;
 /** Fastify refused the body as too large, before it had all arrived: its connection lingers (lingerAfterAnswer). */
 export function bodyTooLarge(error: FastifyError): boolean {
   return error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413;
+}
+
+/**
+ * A refusal sent before the request's body has all arrived (no key, a bad key, a bad query: checked before the body is
+ * read; a body over the limit) closes the connection once the body has come or REFUSED_LINGER_MS passed
+ * (lingerAfterAnswer). Otherwise Node reads and drops the rest of the body to keep the connection for a next request,
+ * however large the body says it is: a client without a valid key could make the server read 200 MiB (found from
+ * outside).
+ */
+export function closeIfBodyUnread(req: IncomingMessage, reply: FastifyReply): void {
+  if (req.complete) return;
+  lingerAfterAnswer(req);
+  void reply.header('connection', 'close');
 }
 
 export function lingerAfterAnswer(req: IncomingMessage): void {

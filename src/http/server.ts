@@ -144,7 +144,19 @@ function installDrain(app: FastifyInstance): Drain {
         .send(refusal(new AppError('SERVICE_UNAVAILABLE')));
     }
     inFlight++;
-    reply.raw.once('close', done);
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      socket?.removeListener('close', end);
+      done();
+    };
+    reply.raw.once('close', end);
+    // A request pipelined behind another waits with its answer queued and no socket of its own; should the connection
+    // close first (a refused upload before it), Node never closes that answer: the drain waited its whole grace for
+    // it (found from outside). Its connection's close ends it.
+    const socket = reply.raw.socket ? null : request.raw.socket;
+    socket?.once('close', end);
   });
   return drain;
 }

@@ -6,7 +6,7 @@ import type { RequestLimits } from '../../ports/limits.js';
 import type { VoiceLibrary } from '../../ports/voices.js';
 import type { AuthService, Operation } from '../../services/auth.js';
 import { OpenAiSpeechBody } from '../../kinds/tts/contract.js';
-import { bodyTooLarge, lingerAfterAnswer, storeUnavailableError, withoutImplicitIntBounds, type UnavailableStore } from '../envelope.js';
+import { bodyTooLarge, closeIfBodyUnread, storeUnavailableError, withoutImplicitIntBounds, type UnavailableStore } from '../envelope.js';
 import { OPENAI_SPEECH_MODELS, OPENAI_VOICES, openAiVoice, SpeechRefusal, type OpenAiSpeech } from '../../kinds/tts/openai.js';
 
 const CONTENT_TYPES: Record<OpenAiSpeechBody['response_format'], string> = {
@@ -79,9 +79,10 @@ export async function registerOpenAiRoutes(app: FastifyInstance, deps: OpenAiRou
   await app.register(
     async (v1) => {
       v1.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
-        // An oversized body is refused before it has all arrived: the connection closes once it has (envelope.ts).
+        // A body refused before it has all arrived (too large, or a bad key checked first): the connection closes once it
+        // has, or after a short wait (envelope.ts).
+        closeIfBodyUnread(request.raw, reply);
         const tooLarge = bodyTooLarge(error);
-        if (tooLarge) lingerAfterAnswer(request.raw);
         let appError: AppError;
         const store = deps.storeUnavailable?.(error) ?? null;
         // A route nobody serves is the 404 whatever its body (its handler parses one first, like any route).
