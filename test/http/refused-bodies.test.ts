@@ -83,3 +83,11 @@ describe('refused before the body', () => {
   });
 });
 
+describe('the upload kind', () => {
+  it('given twice is refused as given twice, not as an unknown kind', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(10)]), 'a.wav');
+    const res = await fetch(`${app.baseUrl}${API}/files/upload?kind=enhance&kind=enhance`, { method: 'POST', headers: { 'api-key': key }, body: form });
+    expect(await res.json()).toEqual({ code: 100002, data: {}, message: 'Invalid parameters: kind: given more than once: send one kind' });
+  });
+});

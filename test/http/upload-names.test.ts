@@ -25,6 +25,14 @@ describe('upload file names', () => {
     ['Москва café.mp3', 'cafe.mp3'],
     // An accent on an extension's letter keeps the extension's base letter, not a name without extension.
     ['song.mp3́', 'song.mp3'],
+    // Ligatures, full-width and styled letters as plain ones (found from outside: `ﬁle.mp3` was stored as `le.mp3`).
+    ['ﬁle.mp3', 'file.mp3'],
+    ['ｆｕｌｌ.mp3', 'full.mp3'],
+    ['Æsir ĳ ǅ.mp3', 'AEsir_ij_Dz.mp3'],
+    // Device names of Windows do not save there under their own name.
+    ['CON.mp3', 'CON_.mp3'],
+    ['lpt9.flac', 'lpt9_.flac'],
+    ['console.mp3', 'console.mp3'],
     ['___', 'upload.bin'],
   ])('%s -> %s', (given, stored) => {
     expect(safeFileName(given)).toBe(stored);

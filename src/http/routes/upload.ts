@@ -20,11 +20,13 @@ const LATIN_LIGATURES: Record<string, string> = {
 /**
  * Latin letters with accents as their base letters (`café` -> `cafe`, `Straße` -> `Strasse`): stored keys keep to
  * [A-Za-z0-9._-] (src/ports/blob-keys.ts), and the accents alone were dropped with their letters (`café.mp3` was
- * stored as `caf.mp3`, found from outside). Other scripts have no such spelling and are replaced as before.
+ * stored as `caf.mp3`, found from outside). The compatibility decomposition also spells ligatures and full-width or
+ * styled letters as plain ones (`ﬁle` -> `file`, `ｆｕｌｌ` -> `full`, `ĳ` -> `ij`). Other scripts have no such
+ * spelling and are replaced as before.
  */
 function latinBase(name: string): string {
   return name
-    .normalize('NFD')
+    .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
     .replace(/[ßẞæÆœŒøØłŁđĐðÐþÞıħĦŀĿ]/g, (c) => LATIN_LIGATURES[c] ?? c);
 }
@@ -43,7 +45,9 @@ export function safeFileName(name: string | undefined): string {
   const ext = /\.[A-Za-z0-9]{1,16}$/.exec(cleaned)?.[0] ?? '';
   const stem = cleaned.slice(0, cleaned.length - ext.length).replace(/^[._]+/, '').replace(/[._]+$/, '').slice(-(120 - ext.length));
   if (!stem && !ext) return 'upload.bin';
-  return `${stem || 'upload'}${ext}`;
+  // A name Windows keeps for a device (CON, NUL, COM1...) would not save there under the name the download offers.
+  const safeStem = /^(con|prn|aux|nul|com\d|lpt\d)$/i.test(stem) ? `${stem}_` : stem;
+  return `${safeStem || 'upload'}${ext}`;
 }
 
 /**
@@ -123,7 +127,7 @@ export function multipartRefusal(err: unknown): AppError {
  * accepted (the SDK names the kind for every upload it makes); one without a lower limit changes nothing.
  */
 const UploadQuery = z.object({
-  kind: z.enum(TASK_KINDS).optional().describe('The task kind the file is for: an upload is held to that kind\'s own input limit where it is lower (enhance: ENHANCE_MAX_BYTES)'),
+  kind: z.enum(TASK_KINDS, { error: (issue) => (Array.isArray(issue.input) ? 'given more than once: send one kind' : undefined) }).optional().describe('The task kind the file is for: an upload is held to that kind\'s own input limit where it is lower (enhance: ENHANCE_MAX_BYTES)'),
 });
 
 /** The limit this upload is held to: the kind's own where that is lower than UPLOAD_MAX_BYTES, else null (the global one). */
