@@ -134,7 +134,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   const ttsApi = new TtsKindApi(voices, { maxChars: config.TTS_MAX_CHARS, defaultFormat: config.TTS_DEFAULT_FORMAT });
   const apiKinds: ApiKinds = checkApiKinds({
     tts: ttsApiKind(ttsApi),
-    separation: separationApiKind(new SeparationKindApi()),
+    separation: separationApiKind(new SeparationKindApi(urls)),
     enhance: enhanceApiKind(new EnhanceKindApi({ limit: enhanceInput, blobs, urls })),
     podcast_script: podcastScriptApiKind(new PodcastScriptKindApi(voices, { textMaxChars: config.PODCAST_TEXT_MAX_CHARS })),
     podcast_audio: podcastAudioApiKind(new PodcastAudioKindApi(voices, tasks, { scriptMaxChars: config.PODCAST_SCRIPT_MAX_CHARS })),

@@ -176,3 +176,26 @@ describe('the client names the kind', () => {
     expect(await clearUploads()).toBe(0);
   }, 30_000);
 });
+
+describe('a link of this server that would not be honoured', () => {
+  const tasksOf = async () => (await app.container.tasks.list({ limit: 10_000 })).length;
+  const refused = (what: string) => `Invalid parameters: inputurl: is a file link of this server that ${what}; upload the file again for a new link`;
+
+  it('expired, or changed, is refused at create (separation and enhancement): 100002 naming inputurl, no task', async () => {
+    const uploaded = await upload(1000);
+    const key1 = 'uploads/0123456789abcdef0123456789abcdef/take.wav';
+    const expiring = await app.container.urls.url(key1, 1);
+    // The file's name changed in the link: its signature no longer matches.
+    const changed = uploaded.data.url!.replace('take.wav', 'tak3.wav');
+    await new Promise((r) => setTimeout(r, 2100));
+    const before = await tasksOf();
+    for (const [path, body] of [
+      [`${API}/separation/task/create`, (inputurl: string) => ({ inputurl, model_type: 501 })],
+      [`${API}/enhance/task/create`, (inputurl: string) => ({ inputurl, enhance_type: { normalize: true } })],
+    ] as const) {
+      expect((await app.post(path, body(expiring), key)).json).toEqual({ code: 100002, data: {}, message: refused('has expired') });
+      expect((await app.post(path, body(changed), key)).json).toEqual({ code: 100002, data: {}, message: refused('is not valid (changed or cut short)') });
+    }
+    expect(await tasksOf()).toBe(before);
+  });
+});

@@ -3,6 +3,7 @@ import { publicStatus, type QueriedTask } from '../../domain/task.js';
 import { ENHANCE_FLAGS, type EnhanceFlag } from '../../domain/vocabulary.js';
 import { kindInputTooLarge, type KindInputLimit } from '../../domain/input-limits.js';
 import type { BlobStore, BlobUrls } from '../../ports/blob-store.js';
+import { ownLinkOrRefuse } from '../own-links.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
 import { requireHttpUrl } from '../separation/api.js';
 import { EnhanceCreateBody, EnhanceResult, type EnhanceParams, EnhanceQueryData, ENHANCE_EXAMPLE } from './contract.js';
@@ -46,15 +47,18 @@ export class EnhanceKindApi implements KindApi<EnhanceCreateBody> {
   }
 
   /**
-   * An upload of this server over ENHANCE_MAX_BYTES would only fail once a worker fetched it, after the client had
-   * waited in the queue: its size is known now, so refuse the create (no task, no charge). Recognised as the input
-   * fetcher recognises it (BlobUrls.ownKey), never by parsing the URL here. Any other URL is sized by its download.
-   * A size that cannot be read (blob gone, store down or slow) refuses nothing: the worker says what is wrong then.
+   * A link of this server the worker would not honour (expired, changed) is refused here (ownLinkOrRefuse). An upload
+   * of this server over ENHANCE_MAX_BYTES would only fail once a worker fetched it, after the client had waited in
+   * the queue: its size is known now, so refuse the create (no task, no charge). Recognised as the input fetcher
+   * recognises it (BlobUrls.ownKey), never by parsing the URL here. Any other URL is sized by its download. A size
+   * that cannot be read (blob gone, store down or slow) refuses nothing: the worker says what is wrong then.
    */
   private async refuseOversizedOwnInput(url: string): Promise<void> {
     if (!this.input) return;
     const { limit, blobs, urls } = this.input;
-    const size = await ownInputSize(url, blobs, urls).catch(() => null);
+    const own = await ownLinkOrRefuse('inputurl', url, urls);
+    if (own.kind !== 'own') return;
+    const size = await ownInputSize(own.key, blobs).catch(() => null);
     if (size !== null && size > limit.maxBytes) throw kindInputTooLarge('enhance', limit, `the inputurl's file is ${size} bytes`);
   }
 
@@ -87,14 +91,12 @@ export function enhanceApiKind(api: EnhanceKindApi): ApiKind<typeof EnhanceCreat
   };
 }
 
-/** The size of an own blob the URL names; null for any other URL, a link that is not honoured, or no answer in time. */
-async function ownInputSize(url: string, blobs: Pick<BlobStore, 'stat'>, urls: Pick<BlobUrls, 'ownKey'>): Promise<number | null> {
-  const own = await urls.ownKey(url);
-  if (own.kind !== 'own') return null;
+/** The size of an own blob; null when it is gone or the store gives no answer in time. */
+async function ownInputSize(key: string, blobs: Pick<BlobStore, 'stat'>): Promise<number | null> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), OWN_INPUT_STAT_TIMEOUT_MS)));
   try {
-    return (await Promise.race([blobs.stat(own.key), late]))?.size ?? null;
+    return (await Promise.race([blobs.stat(key), late]))?.size ?? null;
   } finally {
     clearTimeout(timer);
   }

@@ -1,6 +1,8 @@
 import { AppError } from '../../domain/errors.js';
 import { publicStatus, type QueriedTask } from '../../domain/task.js';
+import type { BlobUrls } from '../../ports/blob-store.js';
 import { httpUrlOrNull } from '../fields.js';
+import { ownLinkOrRefuse } from '../own-links.js';
 import { roundedProgress, type ApiKind, type KindApi, type PresentTools, type PreparedTask } from '../kind.js';
 import { SeparationCreateBody, SeparationParams, SeparationResult, SeparationQueryData, SEPARATION_EXAMPLE } from './contract.js';
 
@@ -14,6 +16,9 @@ export function requireHttpUrl(field: string, value: string): string {
 export class SeparationKindApi implements KindApi<SeparationCreateBody> {
   readonly kind = 'separation' as const;
 
+  /** `urls`: recognises this server's own file links, so an expired one is refused at create (null: left to the worker). */
+  constructor(private readonly urls: Pick<BlobUrls, 'ownKey'> | null = null) {}
+
   async prepare(body: SeparationCreateBody): Promise<PreparedTask> {
     const params: SeparationParams = {
       v: 1,
@@ -22,6 +27,7 @@ export class SeparationKindApi implements KindApi<SeparationCreateBody> {
       separationType: body.separation_type ?? 'stems',
       format: body.output_format ?? 'mp3',
     };
+    if (this.urls) await ownLinkOrRefuse('inputurl', params.inputUrl, this.urls);
     return { params, knownPrice: null };
   }
 
