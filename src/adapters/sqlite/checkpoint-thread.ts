@@ -144,7 +144,7 @@ export class CheckpointThread {
       });
       return;
     }
-    if (!this.alive && walBytes(this.path) > this.fallbackWalBytes) this.fallback();
+    if (walBytes(this.path) > this.fallbackWalBytes) this.fallback();
   }
 
   private async checkpoint(): Promise<void> {
@@ -158,6 +158,7 @@ export class CheckpointThread {
     });
     await second;
   }
+
   /** Stops the timer and the thread (after a checkpoint it is running, if any). */
   async close(): Promise<void> {
     clearInterval(this.timer);

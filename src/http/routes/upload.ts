@@ -10,7 +10,7 @@ import { BlobTooLargeError, type BlobStore, type BlobUrls } from '../../ports/bl
 import type { RequestLimits } from '../../ports/limits.js';
 import type { AuthService } from '../../services/auth.js';
 import { callerOf, requireApiKey } from '../auth-hooks.js';
-import { lingerAfterAnswer, storeUnavailableError, success, type UnavailableStore } from '../envelope.js';
+import { storeUnavailableError, success, type UnavailableStore } from '../envelope.js';
 
 /** Latin letters that have no decomposition into a base letter and accents (NFD leaves them whole). */
 const LATIN_LIGATURES: Record<string, string> = {
@@ -178,17 +178,16 @@ export function registerUploadRoutes(
         request.raw.resume();
       }
     },
-    handler: async (request, reply) => {
+    handler: async (request) => {
       callerOf(request);
       if (!request.isMultipart()) throw new AppError('INVALID_PARAMETERS', 'Invalid parameters: body: expected multipart/form-data with a "file" field');
       // A body declared larger than any acceptable upload (for its kind, when named) is refused before a byte of it is
-      // read (it used to be read until the limit, or held until the rate floor cut it): the connection closes after the answer.
+      // read (it used to be read until the limit, or held until the rate floor cut it): the connection closes after the
+      // answer, as for every refusal of a body not all arrived (closeIfBodyUnread, in the error handler).
       const lower = lowerKindLimit(request.query.kind, deps.kindLimits, deps.maxBytes);
       const maxBytes = lower?.limit.maxBytes ?? deps.maxBytes;
       const declared = Number(request.headers['content-length']);
       if (declared > maxBytes + MULTIPART_OVERHEAD_BYTES) {
-        lingerAfterAnswer(request.raw);
-        void reply.header('connection', 'close');
         const found = `the request declares ${declared} bytes`;
         throw lower
           ? kindInputTooLarge(lower.kind, lower.limit, found)
@@ -210,11 +209,8 @@ export function registerUploadRoutes(
       } catch (err) {
         // Over the limit first: a file cut at the limit whose body then broke off was still too large.
         if (err instanceof BlobTooLargeError || part.file.truncated) {
-          // Cut by the store while the body still comes (no length, or one that lied): the rest is not wanted, and
-          // without closing, the keep-alive connection would read all of it (a chunked body without end: until
-          // UPLOAD_TIMEOUT_SECONDS) before the next request.
-          lingerAfterAnswer(request.raw);
-          void reply.header('connection', 'close');
+          // Cut by the store while the body still comes (no length, or one that lied): the error handler closes the
+          // connection rather than read the rest (a chunked body without end: until UPLOAD_TIMEOUT_SECONDS).
           if (!lower) throw new AppError('PAYLOAD_TOO_LARGE', 'Payload too large: the file exceeds the upload limit');
           throw kindInputTooLarge(lower.kind, lower.limit, 'the file exceeds the limit');
         }
