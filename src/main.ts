@@ -34,7 +34,8 @@ async function main(): Promise<void> {
   logger.info('starting');
   const graceMs = config.SHUTDOWN_GRACE_SECONDS * 1000;
   const { buildContainer } = await import('./app/container.js');
-  const { buildHttpServer, buildSystemServer, drainOf } = await import('./http/server.js');
+  const { buildHttpServer, buildSystemServer } = await import('./http/server.js');
+  const { drainOf } = await import('./http/drain.js');
 
   const container = await buildContainer(config, logger);
   const stopBeforeServing = async (signal: string) => {

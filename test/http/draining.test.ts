@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { buildHttpServer, drainOf } from '../../src/http/server.js';
+import { buildHttpServer } from '../../src/http/server.js';
+import { drainOf } from '../../src/http/drain.js';
 import { startTestApp } from '../helpers/app.js';
 
 function rawRequest(key: string, body: string): string {

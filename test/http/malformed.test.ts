@@ -3,7 +3,8 @@ import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientErrorRefusal } from '../../src/http/envelope.js';
-import { buildSystemServer, drainOf } from '../../src/http/server.js';
+import { buildSystemServer } from '../../src/http/server.js';
+import { drainOf } from '../../src/http/drain.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { isEnvelope, parseJson, rawRequest } from '../helpers/raw-http.js';
 

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { drainOf } from '../../src/http/server.js';
+import { drainOf } from '../../src/http/drain.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 /**
