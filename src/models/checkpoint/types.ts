@@ -1,0 +1,45 @@
+/**
+ * What a model checkpoint reader gives the graph builders: every tensor as a typed byte range of the file it lives in
+ * (never its data), so a graph's initializers can point at the authors' own file (ONNX external data) and a 1.4 GB
+ * checkpoint is never held in memory; and the non-tensor part (a demucs package's `args`/`kwargs`, a safetensors
+ * header's metadata) as plain values.
+ */
+export type CheckpointDType = 'float32' | 'float16' | 'bfloat16' | 'float64' | 'int64' | 'int32' | 'int16' | 'int8' | 'uint8' | 'bool';
+
+export const DTYPE_BYTES: Readonly<Record<CheckpointDType, number>> = {
+  float32: 4, float16: 2, bfloat16: 2, float64: 8, int64: 8, int32: 4, int16: 2, int8: 1, uint8: 1, bool: 1,
+};
+
+export interface TensorRef {
+  /** The tensor's dotted name in the state dict (`encoder.0.conv.weight`). */
+  readonly key: string;
+  readonly dtype: CheckpointDType;
+  readonly shape: readonly number[];
+  /** Absolute path of the file holding the bytes. */
+  readonly file: string;
+  /** Byte offset of the first element in `file`; the elements are contiguous, row-major, little-endian. */
+  readonly offset: number;
+  readonly byteLength: number;
+}
+
+/**
+ * A value of a checkpoint's non-tensor part: what a restricted unpickler or a JSON header can hold. A pickled
+ * `fractions.Fraction` becomes a number; any other class the unpickler refuses, so no other shape appears here.
+ */
+export type PlainValue = null | boolean | number | bigint | string | PlainValue[] | { readonly [key: string]: PlainValue } | TensorRef;
+
+export interface Checkpoint {
+  readonly file: string;
+  readonly format: 'torch-zip' | 'safetensors';
+  /** The state dict: every tensor by its dotted key. */
+  readonly tensors: ReadonlyMap<string, TensorRef>;
+  /**
+   * Everything else: for a torch file the unpickled root object with each tensor replaced by its TensorRef; for
+   * safetensors the header's `__metadata__` (string values).
+   */
+  readonly meta: PlainValue;
+}
+
+export function isTensorRef(v: unknown): v is TensorRef {
+  return typeof v === 'object' && v !== null && 'dtype' in v && 'offset' in v && 'byteLength' in v && 'file' in v;
+}
