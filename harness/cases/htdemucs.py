@@ -131,6 +131,22 @@ def save_safetensors(package: dict, path: pathlib.Path) -> None:
         'kwargs': json.dumps(package['kwargs'], default=_json_default),
     }
     save_file({k: v.contiguous() for k, v in package['state'].items()}, str(path), metadata=metadata)
+    _canonical_metadata_order(path)
+
+
+def _canonical_metadata_order(path: pathlib.Path) -> None:
+    """safetensors writes ``__metadata__`` from a hash map, so its key order (not its content) changes from run to
+    run; rewriting the header with the keys sorted (same length, so the data offsets hold) keeps reruns
+    byte-identical."""
+    raw = path.read_bytes()
+    n = int.from_bytes(raw[:8], 'little')
+    header = json.loads(raw[8:8 + n])
+    header['__metadata__'] = dict(sorted(header['__metadata__'].items()))
+    text = json.dumps(header, separators=(',', ':')).encode()
+    text += b' ' * (n - len(text))
+    if len(text) != n:
+        raise RuntimeError(f'{path}: canonical header is {len(text)} bytes, not {n}')
+    path.write_bytes(raw[:8] + text + raw[8 + n:])
 
 
 def one_pass(model: HTDemucs, x: torch.Tensor) -> dict[str, torch.Tensor]:
