@@ -1,0 +1,42 @@
+/**
+ * BSS Eval v4 SDR (src/media/bsseval.ts, the separation-quality bench's metric) against museval 0.4.1 itself, from
+ * the committed golden harness/cases/bsseval.py wrote: every window's SDR and every source's track median, on a
+ * MUSDB-style vocals/accompaniment pair at 44.1 kHz, four stems with silent windows, and overlapping windows with an
+ * antiphase source. No Python needed.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compareCase, readBssevalCase, readBssevalGolden, refusal } from './bsseval.js';
+
+const DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'golden', 'bsseval');
+/** museval stores each window's value to 1e-5 dB; the medians are compared after that quantisation. */
+const TOLERANCE_DB = 1e-3;
+
+describe('BSS Eval v4 SDR vs museval (small golden)', () => {
+  it('the golden is a real test: a spread of SDRs, NaN windows where museval skips, a MUSDB-shaped scenario', async () => {
+    const c = await readBssevalCase(DIR);
+    const g = await readBssevalGolden(DIR, c.int16_scale);
+    const musdb = c.scenarios.find((s) => s.name === 'musdb_pair')!;
+    expect(musdb).toMatchObject({ call: 'evaluate', rate: 44100, window: 44100, hop: 44100, filters_len: 512 });
+    expect(c.scenarios.flatMap((s) => s.nan_windows).length).toBeGreaterThanOrEqual(3);
+    const medians = c.scenarios.flatMap((s) => [...g.get(`${s.name}.median_sdr`)!.data]);
+    expect(Math.max(...medians) - Math.min(...medians)).toBeGreaterThan(10);
+    expect(medians.every(Number.isFinite)).toBe(true);
+  });
+
+  it(`matches museval's per-window SDR and track medians within ${TOLERANCE_DB} dB`, async () => {
+    const errors = await compareCase(DIR);
+    for (const e of errors) console.log(`bsseval ${e.name}: max abs ${e.maxAbs.toExponential(2)} dB`);
+    expect(errors).toHaveLength(6);
+    for (const e of errors) expect(e.maxAbs, e.name).toBeLessThanOrEqual(TOLERANCE_DB);
+  });
+
+  it('refuses a wholly silent estimate or reference, as museval does', async () => {
+    const c = await readBssevalCase(DIR);
+    expect(c.errors.map((e) => e.silent).sort()).toEqual(['est', 'ref']);
+    for (const e of c.errors) {
+      expect(e.message).toMatch(e.silent === 'est' ? /estimated sources is all 0s/ : /reference sources is all 0s/);
+      expect(refusal(e.silent)).toMatch(e.silent === 'est' ? /estimate 1 is silent/ : /reference 1 is silent/);
+    }
+  });
+});
