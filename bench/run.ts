@@ -1,4 +1,4 @@
-/** `npm run bench [-- http|tts ...]`: runs the named benchmarks (all by default); results in bench/results/. */
+/** `npm run bench [-- http|tts ... [--option value ...]]`: runs the named benchmarks (all by default); results in bench/results/. */
 import { benchHttp } from './http.js';
 import { benchTts } from './tts.js';
 import { benchPodcast } from './podcast.js';
@@ -12,9 +12,13 @@ import { benchNeuralCost } from './neural-cost.js';
 import { benchLlm } from './llm.js';
 import { benchTtsCost } from './tts-cost.js';
 import { benchAsrCost } from './asr-cost.js';
+import { benchSeparationQuality } from './separation-quality.js';
 
-const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers, scaleout: benchScaleout, 'separation-honesty': benchSeparationHonesty, 'neural-cost': benchNeuralCost, 'tts-cost': benchTtsCost, 'asr-cost': benchAsrCost, llm: benchLlm };
-const names = process.argv.slice(2).filter((a) => a !== '--');
+const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers, scaleout: benchScaleout, 'separation-honesty': benchSeparationHonesty, 'neural-cost': benchNeuralCost, 'tts-cost': benchTtsCost, 'asr-cost': benchAsrCost, llm: benchLlm, 'separation-quality': () => benchSeparationQuality() };
+// Benchmark names come first; from the first `--option` on, the arguments are the benchmarks' own (they read argv).
+const args = process.argv.slice(2).filter((a) => a !== '--');
+const firstOption = args.findIndex((a) => a.startsWith('--'));
+const names = firstOption < 0 ? args : args.slice(0, firstOption);
 for (const name of names.length ? names : Object.keys(all)) {
   const fn = all[name];
   if (!fn) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(all).join(', ')}`);

@@ -1,0 +1,170 @@
+import { loadavg } from 'node:os';
+import { relative, resolve } from 'node:path';
+import type { AudioData } from '../src/media/audio.js';
+import { BssEvalError, bssEvalSdr, trackMedian, type SourceAudio } from '../src/media/bsseval.js';
+import { collectingSink, outputStems, sourceFromAudio, STEMS_BY_MODEL_TYPE } from '../src/engines/separation/engine.js';
+import { createSeparationEngine, isSeparationEngineChoice } from '../src/engines/separation/select.js';
+import { loadCatalog } from '../src/models/catalog-file.js';
+import { machine, root, writeResult } from './lib.js';
+import { findSongs, loadAudio, scorableStems, sumOf, type Song } from './separation-quality-songs.js';
+
+/**
+ * `npm run bench -- separation-quality [--dir D] [--engine auto|builtin|<model>] [--model-types 350,501] [--seconds S]
+ * [--out NAME]`: scores a separation engine on a folder of MUSDB-like songs (<song>/mixture.wav + <song>/<stem>.wav)
+ * with SDR as museval computes it for MUSDB18 (src/media/bsseval.ts: BSS Eval v4, 1 s windows, median over windows),
+ * per stem per song, beside trivial estimates scored the same way. The engine is chosen per model type as a task
+ * chooses it (SEPARATION_ENGINE semantics: `auto` takes the best model installed in MODELS_DIR, else the built-in
+ * engine; a model name forces that model). Default folder: the corpus' separation set.
+ */
+
+const RATE = 44100;
+const DEFAULT_DIR = `${root}../shared/corpus/separation`;
+
+interface Options { dir: string; engine: string; modelTypes: number[]; seconds?: number; out: string }
+
+function options(argv: string[]): Options {
+  const get = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const engine = get('--engine') ?? get('--model') ?? process.env.SEPARATION_ENGINE ?? 'auto';
+  if (!isSeparationEngineChoice(engine)) throw new Error(`--engine ${engine}: not auto, builtin or a known model name`);
+  const types = get('--model-types')?.split(',').map(Number) ?? Object.keys(STEMS_BY_MODEL_TYPE).map(Number);
+  for (const t of types) if (!STEMS_BY_MODEL_TYPE[t]) throw new Error(`--model-types: ${t} is not a separation model type`);
+  const seconds = get('--seconds');
+  return { dir: resolve(get('--dir') ?? DEFAULT_DIR), engine, modelTypes: types, ...(seconds ? { seconds: Number(seconds) } : {}), out: get('--out') ?? 'separation-quality' };
+}
+
+export interface Row {
+  song: string; modelType: number; stem: string; engine: string;
+  /** Track SDR (median over windows) of the engine's stem; NaN when museval would score nothing. */
+  sdr: number; windows: number;
+  /** The same for the trivial estimates: mixture / number of the model's stems, and the mixture itself. */
+  mixN: number; mix: number;
+  note?: string;
+}
+
+type Group = { stems: string[]; refs: SourceAudio[]; ests: SourceAudio[] };
+
+/**
+ * museval scores MUSDB's vocals/accompaniment pair on its own and the other stems together (vocals among them, but
+ * reported from the pair); a window where any of a group's references or estimates is silent is skipped for the
+ * whole group. Soundry's `remainder` beside `vocals` is MUSDB's accompaniment.
+ */
+function groups(stems: string[]): Array<{ evaluate: string[]; report: string[] }> {
+  if (!(stems.includes('vocals') && stems.includes('remainder'))) return [{ evaluate: stems, report: stems }];
+  const rest = stems.filter((s) => s !== 'remainder');
+  const pair = { evaluate: ['vocals', 'remainder'], report: ['vocals', 'remainder'] };
+  return rest.length > 1 ? [{ evaluate: rest, report: rest.filter((s) => s !== 'vocals') }, pair] : [pair];
+}
+
+function score(g: Group): { sdr: number[]; windows: number[] } {
+  const r = bssEvalSdr(g.refs, g.ests, { window: RATE, hop: RATE });
+  return { sdr: r.sdr.map((w) => trackMedian(w)), windows: r.sdr.map((w) => w.filter(Number.isFinite).length) };
+}
+
+const isSilent = (a: SourceAudio) => a.every((c) => { for (let i = 0; i < c.length; i++) if (c[i] !== 0) return false; return true; });
+
+async function scoreSong(song: Song, o: Options, engine: ReturnType<typeof createSeparationEngine>): Promise<Row[]> {
+  const mixture = await loadAudio(song.mixture, RATE, o.seconds);
+  const files = new Map<string, AudioData>();
+  for (const [stem, path] of song.stems) files.set(stem, await loadAudio(path, RATE, o.seconds));
+  const n = Math.min(mixture.channels[0]!.length, ...[...files.values()].map((a) => a.channels[0]!.length));
+  const mix: AudioData = { sampleRate: RATE, channels: mixture.channels.map((c) => c.slice(0, n)) };
+  const rows: Row[] = [];
+  for (const mt of o.modelTypes) {
+    const scorable = scorableStems(song, mt);
+    if (scorable.size === 0) continue;
+    const sink = collectingSink();
+    const ctx = { tmpDir: '/tmp', signal: new AbortController().signal, onProgress: () => undefined };
+    const run = await engine.separate(sourceFromAudio(mix), mt, ctx, sink);
+    const est = sink.result();
+    const refs = new Map([...scorable].map(([stem, parts]) => [stem, sumOf(parts.map((p) => files.get(p)!), n)]));
+    const nStems = outputStems(mt).length;
+    const mixN = mix.channels.map((c) => c.map((v) => v / nStems));
+    // museval refuses an all-zero estimate (and would refuse the whole group): such a stem is reported, not scored.
+    const silent = [...scorable.keys()].filter((s) => isSilent(est[s]!.channels));
+    const scored = [...scorable.keys()].filter((s) => !silent.includes(s));
+    for (const stem of silent) rows.push({ song: song.name, modelType: mt, stem, engine: run.engine, sdr: NaN, windows: 0, mixN: NaN, mix: NaN, note: 'silent estimate: BSS Eval refuses it' });
+    for (const { evaluate: g, report } of groups(scored)) {
+      const of = (e: (s: string) => SourceAudio): Group => ({ stems: g, refs: g.map((s) => refs.get(s)!), ests: g.map(e) });
+      try {
+        const got = score(of((s) => est[s]!.channels));
+        const bN = score(of(() => mixN));
+        const bM = score(of(() => mix.channels));
+        g.forEach((stem, j) => {
+          if (!report.includes(stem)) return;
+          const note = [run.note, run.stems?.[stem]].filter(Boolean).join('; ');
+          rows.push({ song: song.name, modelType: mt, stem, engine: run.engine, sdr: got.sdr[j]!, windows: got.windows[j]!, mixN: bN.sdr[j]!, mix: bM.sdr[j]!, ...(note ? { note } : {}) });
+        });
+      } catch (err) {
+        if (!(err instanceof BssEvalError)) throw err;
+        for (const stem of report) rows.push({ song: song.name, modelType: mt, stem, engine: run.engine, sdr: NaN, windows: 0, mixN: NaN, mix: NaN, note: err.message });
+      }
+    }
+    console.error(`separation-quality: ${song.name} ${mt} (${run.engine}) done`);
+  }
+  return rows;
+}
+
+const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+const median = (xs: number[]) => trackMedian(xs);
+
+function summary(rows: Row[]): string[] {
+  const keys = [...new Set(rows.map((r) => `${r.modelType}|${r.stem}`))];
+  return keys.map((k) => {
+    const rs = rows.filter((r) => `${r.modelType}|${r.stem}` === k && Number.isFinite(r.sdr));
+    const [mt, stem] = k.split('|');
+    const gain = rs.map((r) => r.sdr - Math.max(0, r.mix, r.mixN));
+    return `| ${mt} | ${stem} | ${rs.length} | ${f2(median(rs.map((r) => r.sdr)))} | ${f2(median(rs.map((r) => r.mixN)))} | ${f2(median(rs.map((r) => r.mix)))} | ${f2(median(gain))} |`;
+  });
+}
+
+export async function benchSeparationQuality(argv: string[] = process.argv.slice(2)): Promise<string> {
+  const o = options(argv);
+  const songs = findSongs(o.dir);
+  if (songs.length === 0) return `separation-quality skipped: no <song>/mixture.wav|flac with stems under ${o.dir}`;
+  const modelsDir = process.env.MODELS_DIR ?? `${root}data/models`;
+  const engine = createSeparationEngine({ modelsDir, choice: o.engine, catalog: loadCatalog(process.env.MODELS_CATALOG_FILE), autoPull: false });
+  const load0 = loadavg();
+  const t0 = Date.now();
+  const rows: Row[] = [];
+  for (const song of songs) rows.push(...(await scoreSong(song, o, engine)));
+  const load1 = loadavg();
+  const scored = rows.filter((r) => Number.isFinite(r.sdr));
+  const below = scored.filter((r) => r.sdr < Math.max(0, r.mix, r.mixN));
+  const md = [
+    '# Separation quality: SDR as BSS Eval v4 (museval) computes it for MUSDB18',
+    '',
+    `Machine: ${machine()}. Date: ${new Date().toISOString().slice(0, 16)}Z. Load average (1/5/15 min) ${load0.map((x) => x.toFixed(2)).join('/')} at the start, ${load1.map((x) => x.toFixed(2)).join('/')} at the end; ${((Date.now() - t0) / 1000).toFixed(0)} s.`,
+    `Command: \`npm run bench -- separation-quality ${argv.filter((a) => a !== '--' && a !== 'separation-quality').join(' ')}\`. Folder: \`${relative(root, o.dir)}\` (${songs.length} songs). Engine choice: \`${o.engine}\`; MODELS_DIR ${modelsDir.replace(root, '')}.`,
+    '',
+    'SDR: `museval.evaluate` as `eval_mus_track` runs it (BSS Eval v4 images, 512-tap time-invariant filters, 1 s windows at',
+    '44.1 kHz, hop 1 s), the stem\'s median over windows, windows where any of the group\'s references or estimates is silent',
+    'skipped (src/media/bsseval.ts, matched per window against museval 0.4.1 by test/engines/reference/bsseval.test.ts).',
+    'Groups as MUSDB: vocals with `remainder` (accompaniment) scored as a pair, the other stems of a model type together.',
+    'References: a stem\'s own file; `other`/`remainder` = the sum of the song\'s stem files the model does not name (scored',
+    'only when every stem the model names has a file). Trivial estimates, scored the same way: the mixture divided by the',
+    'model\'s number of stems (mix/N), and the mixture itself. Silence scores 0 dB in every window by the formula',
+    '(10 log10 |s|^2/|s - 0|^2); museval itself refuses an all-zero estimate, so an engine\'s silent stem is reported, not',
+    'scored. Gain = SDR minus the best of silence (0), mix/N and mixture.',
+    '',
+    '| song | model | stem | engine | SDR | windows | silence | mix/N | mixture | gain over best trivial | note |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.song} | ${r.modelType} | ${r.stem} | ${r.engine} | ${f2(r.sdr)} | ${r.windows} | 0.00 | ${f2(r.mixN)} | ${f2(r.mix)} | ${f2(r.sdr - Math.max(0, r.mix, r.mixN))} | ${r.note ?? ''} |`),
+    '',
+    '## Per model type and stem: median over songs (MUSDB\'s convention: median of the per-song medians)',
+    '',
+    '| model | stem | songs scored | SDR | mix/N | mixture | gain over best trivial |',
+    '|---|---|---|---|---|---|---|',
+    ...summary(rows),
+    '',
+    `Stems scored: ${scored.length} of ${rows.length}; not scored (silent estimate or refused): ${rows.length - scored.length}.`,
+    `Below the best trivial estimate: ${below.length}; below 0 dB (worse than silence): ${scored.filter((r) => r.sdr < 0).length}; worst ${f2(Math.min(...scored.map((r) => r.sdr)))} dB.`,
+    `Mean SDR ${f2(scored.reduce((a, r) => a + r.sdr, 0) / Math.max(1, scored.length))} dB; mean gain over the best trivial estimate ${f2(scored.reduce((a, r) => a + r.sdr - Math.max(0, r.mix, r.mixN), 0) / Math.max(1, scored.length))} dB.`,
+    '',
+  ].join('\n');
+  return writeResult(o.out, md);
+}
+
+if (process.argv[1]?.endsWith('separation-quality.ts')) console.log(await benchSeparationQuality());
