@@ -8,7 +8,7 @@
  * - UVR-MDX-NET-Inst_HQ_3, UVR-MDX-NET-Voc_FT, UVR_MDXNET_KARA_2: size and sha256 from the Git LFS pointers of the
  *   same release files mirrored on Hugging Face (the method that reproduces the Kim_Vocal_2 value above); the URL is
  *   UVR's own release.
- * - htdemucs-openkara, htdemucs_ft-openkara: HTDemucs / HTDemucs-ft (Meta's MIT weights) exported by
+ * - htdemucs-openkara, htdemucs_ft-openkara: HTDemucs / HTDemucs-ft (Meta's weights; see DEMUCS_LICENSE) exported by
  *   thedavidweng/openkara-models (MIT) with the STFT outside the graph ("spectral-core" contract v1). URL, exact size
  *   and sha256 are the publisher's own: catalog/releases/2026-08-07-002.json of that repository (the release its
  *   catalog/channels/stable.json names, generation 12, read at commit 205c540), artifacts htdemucs.spectral.fp32.onnx
@@ -17,12 +17,19 @@
  * Not here, for want of a published full-file checksum for a layout the engines run (docs/models.md lists what was
  * searched): the kuielab MDX-Net 4-stem set, an HTDemucs-6s export (sevagh layout), RoFormer ONNX exports. An
  * operator who has one lists it with its sha256 in MODELS_CATALOG_FILE (see docs/models.md), and only then is it used.
+ * The authors' own checkpoint files (HTDemucs `.th`/safetensors, RoFormer `.ckpt` + yaml) are in
+ * catalog-separation-checkpoints.ts and join this list.
  */
 import type { OtherModelEntry } from './catalog.js';
+import { CHECKPOINT_SEPARATION_MODELS } from './catalog-separation-checkpoints.js';
 
 const UVR_RELEASE = 'https://github.com/TRvlvr/model_repo/releases/download/all_public_uvr_models';
 const OPENKARA_RELEASE = 'https://github.com/thedavidweng/openkara-models/releases/download';
-const DEMUCS_LICENSE = 'HTDemucs weights by Meta (facebookresearch/demucs, MIT); ONNX export by openkara-models (MIT)';
+/** The demucs author's own words on the weights and his later Hugging Face tags disagree: the entry says so. */
+const DEMUCS_LICENSE =
+  'HTDemucs weights by Meta (demucs code: MIT); the demucs author states the weights are not covered by the MIT ' +
+  'licence and are for research purposes only (facebookresearch/demucs#327, #508), while his 2026 Hugging Face ' +
+  'copies were tagged MIT for a time; ONNX export by openkara-models (MIT)';
 
 export const SEPARATION_MODELS: readonly OtherModelEntry[] = [
   {
@@ -73,6 +80,7 @@ export const SEPARATION_MODELS: readonly OtherModelEntry[] = [
       },
     ],
   },
+  ...CHECKPOINT_SEPARATION_MODELS,
 ];
 
 function mdxEntry(name: string, description: string, stem: string, modelTypes: number[], sizeBytes: number, sha256: string): OtherModelEntry {
