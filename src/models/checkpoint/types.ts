@@ -23,14 +23,27 @@ export interface TensorRef {
 }
 
 /**
- * A value of a checkpoint's non-tensor part: what a restricted unpickler or a JSON header can hold. A pickled
- * `fractions.Fraction` becomes a number; any other class the unpickler refuses, so no other shape appears here.
+ * An object of some class a pickle asked to create (an omegaconf DictConfig in demucs' `training_args`, a numpy array
+ * in a Lightning callback) that the unpickler kept inert instead of refusing the file: only its class name is known,
+ * and nothing can be done with it. Frozen, so it cannot be mistaken for (or turned into) a plain object.
  */
-export type PlainValue = null | boolean | number | bigint | string | PlainValue[] | { readonly [key: string]: PlainValue } | TensorRef;
+export class Opaque {
+  constructor(readonly type: string) {
+    Object.freeze(this);
+  }
+}
+
+/**
+ * A value of a checkpoint's non-tensor part: what a restricted unpickler or a JSON header can hold. A pickled
+ * `fractions.Fraction` becomes a number, a class stored as data (demucs' `klass`) its dotted name; an object of any
+ * other class is an Opaque marker, and a call of anything else the unpickler refuses (see pickle.ts).
+ */
+export type PlainValue = null | boolean | number | bigint | string | PlainValue[] | { readonly [key: string]: PlainValue } | TensorRef | Opaque;
 
 export interface Checkpoint {
   readonly file: string;
-  readonly format: 'torch-zip' | 'safetensors';
+  /** torch-legacy: torch.save(..., _use_new_zipfile_serialization=False), the format before PyTorch 1.6. */
+  readonly format: 'torch-zip' | 'torch-legacy' | 'safetensors';
   /** The state dict: every tensor by its dotted key. */
   readonly tensors: ReadonlyMap<string, TensorRef>;
   /**

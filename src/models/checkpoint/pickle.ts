@@ -1,0 +1,376 @@
+/**
+ * A restricted unpickler for checkpoint files. Python's pickle is a small stack machine whose GLOBAL and REDUCE
+ * opcodes import and call anything; this one imports and calls nothing. It knows the opcodes torch.save emits
+ * (protocols 2 to 5) and builds plain values; a call (REDUCE, OBJ, INST) is honoured only for an allow-list of
+ * globals whose meaning it reimplements (an OrderedDict, a Fraction, a set, and what the caller's hooks know: torch's
+ * tensor rebuilders), and any other call refuses the whole file, naming the global: that is how hostile pickles
+ * (os.system, builtins.eval, subprocess.Popen via GLOBAL + REDUCE) work, and no checkpoint Soundry needs makes one.
+ *
+ * Two things are kept, inertly, instead of refused, so that a file still loads when a key Soundry never reads holds
+ * someone's class (demucs' `training_args`, Lightning's hyper-parameters, an omegaconf DictConfig):
+ * - a global that is only stored, never called (demucs' `klass`, a torch dtype) is a name and becomes the string
+ *   'module.qualname';
+ * - an object the file asks to create without a call (NEWOBJ, cls.__new__) becomes an Opaque marker naming its class,
+ *   which swallows the items and state that follow (BUILD, SETITEMS, APPENDS) and can be used for nothing else.
+ * Every bound (pickle size, memo, stack, marks, nesting depth, values) is checked, and the output is a tree: cycles
+ * and exponential sharing (a "billion laughs" through the memo) are refused when the result is converted.
+ */
+import { Opaque, type PlainValue } from './types.js';
+
+export class PickleError extends Error {}
+/** The pickle ran past the bytes given: a caller reading a window of a file may retry with a larger one. */
+export class PickleTruncated extends PickleError {}
+
+function fail(why: string): never {
+  throw new PickleError(why);
+}
+
+export class PyTuple {
+  constructor(readonly items: readonly PyValue[]) {}
+}
+export class PyDict {
+  readonly entries = new Map<PyValue, PyValue>();
+}
+export class PyBytes {
+  constructor(readonly bytes: Uint8Array) {}
+}
+/** A reference to a module attribute, never resolved. */
+export class PyGlobal {
+  constructor(
+    readonly module: string,
+    readonly name: string,
+  ) {}
+  get qualified(): string {
+    return `${this.module}.${this.name}`;
+  }
+}
+/** A value a hook built (a tensor, a storage): `plain(path)` is what it becomes at that dotted path of the output. */
+export class Native {
+  constructor(
+    readonly payload: unknown,
+    readonly plain: (path: string) => PlainValue,
+  ) {}
+}
+
+export type PyValue = null | boolean | number | bigint | string | PyValue[] | PyTuple | PyDict | PyBytes | PyGlobal | Opaque | Native;
+
+export interface PickleHooks {
+  /** BINPERSID: torch's storage references. */
+  persistentLoad(pid: PyValue): PyValue;
+  /** A call the file asks for: the hook's value, or undefined when the hook does not know `fn`. */
+  call?(fn: PyGlobal, args: readonly PyValue[]): PyValue | undefined;
+}
+
+export interface PickleLimits {
+  maxMemo: number;
+  maxStack: number;
+  maxMarkDepth: number;
+  maxDepth: number;
+  maxValues: number;
+}
+
+export const DEFAULT_LIMITS: PickleLimits = { maxMemo: 1 << 20, maxStack: 1 << 22, maxMarkDepth: 1000, maxDepth: 100, maxValues: 4_000_000 };
+
+/** Python 2 spellings that protocol 2 writes for Python 3 modules. */
+const MODULE_ALIASES: Readonly<Record<string, string>> = { __builtin__: 'builtins', copy_reg: 'copyreg' };
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_.]{0,255}$/;
+
+function ints(args: readonly PyValue[]): number[] | undefined {
+  return args.every((a) => typeof a === 'number' && Number.isInteger(a)) ? (args as number[]) : undefined;
+}
+
+/** The calls any checkpoint may make, reimplemented; each is a pure constructor of a value. */
+function genericCall(fn: PyGlobal, args: readonly PyValue[]): PyValue | undefined {
+  switch (fn.qualified) {
+    case 'collections.OrderedDict':
+    case 'builtins.dict': {
+      const d = new PyDict();
+      const pairs = args[0];
+      if (args.length === 0) return d;
+      if (args.length === 1 && Array.isArray(pairs)) {
+        for (const p of pairs) {
+          if (!(p instanceof PyTuple || Array.isArray(p))) fail(`${fn.qualified} given a pair that is not a pair`);
+          const kv = p instanceof PyTuple ? p.items : p;
+          if (kv.length !== 2) fail(`${fn.qualified} given a pair of ${kv.length}`);
+          d.entries.set(kv[0]!, kv[1]!);
+        }
+        return d;
+      }
+      return fail(`${fn.qualified} called with unexpected arguments`);
+    }
+    // The factory is a stored global, never called: the dict's items follow as SETITEMS or BUILD.
+    case 'collections.defaultdict':
+      return new PyDict();
+    case 'fractions.Fraction': {
+      const n = ints(args);
+      if (n && n.length === 2 && n[1] !== 0) return n[0]! / n[1]!;
+      if (n && n.length === 1) return n[0]!;
+      const s = args[0];
+      if (args.length === 1 && typeof s === 'string') {
+        const m = /^\s*([+-]?\d+)(?:\s*\/\s*(\d+))?\s*$/.exec(s);
+        if (m && m[2] !== '0') return Number(m[1]) / (m[2] === undefined ? 1 : Number(m[2]));
+      }
+      return fail(`fractions.Fraction called with unexpected arguments`);
+    }
+    case 'builtins.set':
+    case 'builtins.frozenset':
+      if (args.length === 0) return [];
+      if (args.length === 1 && Array.isArray(args[0])) return [...args[0]];
+      return fail(`${fn.qualified} called with unexpected arguments`);
+    // Protocol 2 writes a bytes object as _codecs.encode(latin-1 text, 'latin1').
+    case '_codecs.encode':
+      if (args.length === 2 && typeof args[0] === 'string' && (args[1] === 'latin1' || args[1] === 'latin-1')) return new PyBytes(Buffer.from(args[0], 'latin1'));
+      return fail('_codecs.encode called with unexpected arguments');
+    // Protocol 0/1 object creation: object.__new__(cls); kept inert like NEWOBJ.
+    case 'copyreg._reconstructor':
+      if (args[0] instanceof PyGlobal && args[1] instanceof PyGlobal && args[1].qualified === 'builtins.object') return new Opaque(args[0].qualified);
+      return fail('copyreg._reconstructor called with a base other than object');
+    // numpy arrays and scalars in training metadata (a Lightning callback's score): data, kept inert.
+    case 'numpy.core.multiarray._reconstruct':
+    case 'numpy._core.multiarray._reconstruct':
+      return new Opaque('numpy.ndarray');
+    case 'numpy.core.multiarray.scalar':
+    case 'numpy._core.multiarray.scalar':
+      return new Opaque('numpy scalar');
+    case 'numpy.dtype':
+      return new Opaque('numpy.dtype');
+    default:
+      return undefined;
+  }
+}
+
+/** Reads one pickle starting at `start`; returns its value and the offset just past its STOP. */
+export function unpickle(buf: Uint8Array, start: number, hooks: PickleHooks, limits: PickleLimits = DEFAULT_LIMITS): { value: PyValue; end: number } {
+  const data = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const memo = new Map<number, PyValue>();
+  let stack: PyValue[] = [];
+  const marks: PyValue[][] = [];
+  let p = start;
+
+  const need = (n: number): number => {
+    if (n < 0) fail(`its pickle has a negative length at byte ${p}`);
+    if (p + n > data.length) throw new PickleTruncated(`its pickle ends early at byte ${p} (truncated?)`);
+    const at = p;
+    p += n;
+    return at;
+  };
+  const push = (v: PyValue): void => {
+    if (stack.length >= limits.maxStack) fail(`its pickle stack exceeds ${limits.maxStack} values`);
+    stack.push(v);
+  };
+  const pop = (): PyValue => {
+    if (stack.length === 0) fail(`its pickle pops an empty stack at byte ${p - 1}`);
+    return stack.pop()!;
+  };
+  const top = (): PyValue => {
+    if (stack.length === 0) fail(`its pickle reads an empty stack at byte ${p - 1}`);
+    return stack[stack.length - 1]!;
+  };
+  const popMark = (): PyValue[] => {
+    const items = stack;
+    const prev = marks.pop();
+    if (!prev) fail(`its pickle has no MARK to close at byte ${p - 1}`);
+    stack = prev;
+    return items;
+  };
+  const memoPut = (index: number): void => {
+    if (!memo.has(index) && memo.size >= limits.maxMemo) fail(`its pickle memo exceeds ${limits.maxMemo} entries`);
+    memo.set(index, top());
+  };
+  const memoGet = (index: number): void => {
+    if (!memo.has(index)) fail(`its pickle reads memo entry ${index}, never stored`);
+    push(memo.get(index)!);
+  };
+  const text = (n: number): string => {
+    const at = need(n);
+    return data.toString('utf8', at, at + n);
+  };
+  const bytes = (n: number): PyBytes => {
+    const at = need(n);
+    return new PyBytes(Uint8Array.prototype.slice.call(data, at, at + n));
+  };
+  const length64 = (): number => {
+    const at = need(8);
+    const n = data.readBigUInt64LE(at);
+    if (n > BigInt(data.length)) fail(`its pickle declares a ${n}-byte value`);
+    return Number(n);
+  };
+  const line = (): string => {
+    const nl = data.indexOf(0x0a, p);
+    if (nl < 0 && data.length - p <= 256) throw new PickleTruncated(`its pickle ends early at byte ${p} (truncated?)`);
+    if (nl < 0 || nl - p > 256) fail(`its pickle has a malformed GLOBAL at byte ${p}`);
+    const s = data.toString('latin1', p, nl);
+    p = nl + 1;
+    return s;
+  };
+  const global = (module: string, name: string): PyGlobal => {
+    if (!IDENTIFIER.test(module) || !IDENTIFIER.test(name)) fail(`its pickle names a malformed global '${module}.${name}'`);
+    return new PyGlobal(MODULE_ALIASES[module] ?? module, name);
+  };
+  const call = (fn: PyValue, args: readonly PyValue[]): PyValue => {
+    if (!(fn instanceof PyGlobal)) return fail('its pickle calls something that is not a global');
+    const v = hooks.call?.(fn, args) ?? genericCall(fn, args);
+    if (v === undefined) {
+      fail(`it asks to call ${fn.qualified}, which is not a tensor, dict, list or plain value (Soundry never runs code from a checkpoint)`);
+    }
+    return v;
+  };
+  const setItems = (target: PyValue, items: readonly PyValue[]): void => {
+    if (items.length % 2 !== 0) fail('its pickle sets a key without a value');
+    if (target instanceof Opaque) return;
+    if (!(target instanceof PyDict)) fail('its pickle sets items on something that is not a dict');
+    for (let i = 0; i < items.length; i += 2) target.entries.set(items[i]!, items[i + 1]!);
+  };
+  const appendItems = (target: PyValue, items: readonly PyValue[]): void => {
+    if (target instanceof Opaque) return;
+    if (!Array.isArray(target)) fail('its pickle appends to something that is not a list');
+    for (const v of items) target.push(v);
+  };
+
+  for (;;) {
+    const op = data[need(1)]!;
+    switch (op) {
+      case 0x80: need(1); break; // PROTO
+      case 0x95: need(8); break; // FRAME: a length hint only
+      case 0x2e: { // STOP
+        if (marks.length > 0) fail('its pickle stops inside a MARK');
+        const value = pop();
+        return { value, end: p };
+      }
+      case 0x28: // MARK
+        if (marks.length >= limits.maxMarkDepth) fail(`its pickle nests more than ${limits.maxMarkDepth} marks`);
+        marks.push(stack);
+        stack = [];
+        break;
+      case 0x30: pop(); break; // POP
+      case 0x31: popMark(); break; // POP_MARK
+      case 0x32: push(top()); break; // DUP
+      case 0x4e: push(null); break;
+      case 0x88: push(true); break;
+      case 0x89: push(false); break;
+      case 0x4a: push(data.readInt32LE(need(4))); break; // BININT
+      case 0x4b: push(data[need(1)]!); break; // BININT1
+      case 0x4d: push(data.readUInt16LE(need(2))); break; // BININT2
+      case 0x8a: case 0x8b: { // LONG1, LONG4: little-endian two's complement
+        const n = op === 0x8a ? data[need(1)]! : data.readInt32LE(need(4));
+        if (n > 1024) fail(`its pickle has a ${n}-byte integer`);
+        const at = need(n);
+        let v = 0n;
+        for (let i = n - 1; i >= 0; i--) v = (v << 8n) | BigInt(data[at + i]!);
+        if (n > 0 && data[at + n - 1]! >= 0x80) v -= 1n << BigInt(8 * n);
+        push(v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v);
+        break;
+      }
+      case 0x47: push(data.readDoubleBE(need(8))); break; // BINFLOAT
+      case 0x58: push(text(data.readUInt32LE(need(4)))); break; // BINUNICODE
+      case 0x8c: push(text(data[need(1)]!)); break; // SHORT_BINUNICODE
+      case 0x8d: push(text(length64())); break; // BINUNICODE8
+      case 0x54: { // BINSTRING (a Python 2 str)
+        const n = data.readInt32LE(need(4));
+        const at = need(n);
+        push(data.toString('latin1', at, at + n));
+        break;
+      }
+      case 0x55: { // SHORT_BINSTRING
+        const n = data[need(1)]!;
+        const at = need(n);
+        push(data.toString('latin1', at, at + n));
+        break;
+      }
+      case 0x42: push(bytes(data.readUInt32LE(need(4)))); break; // BINBYTES
+      case 0x43: push(bytes(data[need(1)]!)); break; // SHORT_BINBYTES
+      case 0x8e: case 0x96: push(bytes(length64())); break; // BINBYTES8, BYTEARRAY8
+      case 0x7d: push(new PyDict()); break; // EMPTY_DICT
+      case 0x5d: case 0x8f: push([]); break; // EMPTY_LIST, EMPTY_SET (a set becomes a list)
+      case 0x29: push(new PyTuple([])); break; // EMPTY_TUPLE
+      case 0x74: push(new PyTuple(popMark())); break; // TUPLE
+      case 0x85: push(new PyTuple([pop()])); break;
+      case 0x86: { const b = pop(); const a = pop(); push(new PyTuple([a, b])); break; }
+      case 0x87: { const c = pop(); const b = pop(); const a = pop(); push(new PyTuple([a, b, c])); break; }
+      case 0x6c: push(popMark()); break; // LIST
+      case 0x91: push(popMark()); break; // FROZENSET
+      case 0x64: { const d = new PyDict(); setItems(d, popMark()); push(d); break; } // DICT
+      case 0x61: { const v = pop(); appendItems(top(), [v]); break; } // APPEND
+      case 0x65: case 0x90: { const items = popMark(); appendItems(top(), items); break; } // APPENDS, ADDITEMS
+      case 0x73: { const v = pop(); const k = pop(); setItems(top(), [k, v]); break; } // SETITEM
+      case 0x75: { const items = popMark(); setItems(top(), items); break; } // SETITEMS
+      case 0x71: memoPut(data[need(1)]!); break; // BINPUT
+      case 0x72: memoPut(data.readUInt32LE(need(4))); break; // LONG_BINPUT
+      case 0x94: memoPut(memo.size); break; // MEMOIZE
+      case 0x68: memoGet(data[need(1)]!); break; // BINGET
+      case 0x6a: memoGet(data.readUInt32LE(need(4))); break; // LONG_BINGET
+      case 0x63: { const module = line(); push(global(module, line())); break; } // GLOBAL
+      case 0x93: { // STACK_GLOBAL
+        const name = pop();
+        const module = pop();
+        if (typeof module !== 'string' || typeof name !== 'string') fail('its pickle has a STACK_GLOBAL without names');
+        push(global(module, name));
+        break;
+      }
+      case 0x52: { // REDUCE: fn(*args)
+        const args = pop();
+        const fn = pop();
+        if (!(args instanceof PyTuple)) fail('its pickle calls with arguments that are not a tuple');
+        push(call(fn, args.items));
+        break;
+      }
+      case 0x6f: { const items = popMark(); push(call(items[0] ?? null, items.slice(1))); break; } // OBJ: cls(*args)
+      case 0x69: { const module = line(); const fn = global(module, line()); push(call(fn, popMark())); break; } // INST
+      case 0x81: case 0x92: { // NEWOBJ, NEWOBJ_EX: cls.__new__(cls, ...), kept inert
+        if (op === 0x92) pop();
+        pop();
+        const cls = pop();
+        if (!(cls instanceof PyGlobal)) fail('its pickle creates an object of something that is not a class');
+        push(new Opaque(cls.qualified));
+        break;
+      }
+      case 0x62: { // BUILD: set an object's state
+        pop();
+        const target = top();
+        // The state of an inert object, a dict's attributes (a state dict's `_metadata`) or a hook's value carry
+        // nothing Soundry reads.
+        if (!(target instanceof Opaque || target instanceof PyDict || target instanceof Native)) fail('its pickle sets the state of a plain value');
+        break;
+      }
+      case 0x51: push(hooks.persistentLoad(pop())); break; // BINPERSID
+      default:
+        fail(`its pickle uses opcode 0x${op.toString(16).padStart(2, '0')} at byte ${p - 1}, which torch.save does not write`);
+    }
+  }
+}
+
+/**
+ * The output tree: tuples and lists become arrays, dicts objects without a prototype (so a key '__proto__' is only a
+ * key), stored globals their dotted names, hook values their `plain` at their dotted path (list items by index). Dict keys that are numbers become strings (a
+ * Lightning optimizer state is keyed 0, 1, ...); a dict keyed by anything else becomes Opaque.
+ */
+export function toPlain(root: PyValue, limits: PickleLimits = DEFAULT_LIMITS): PlainValue {
+  let values = 0;
+  const open = new Set<object>();
+  const walk = (v: PyValue, depth: number, path: string): PlainValue => {
+    if (++values > limits.maxValues) fail(`it holds more than ${limits.maxValues} values (or shares one exponentially)`);
+    if (v === null || typeof v !== 'object') return v;
+    if (v instanceof Native) return v.plain(path);
+    if (v instanceof Opaque) return v;
+    if (v instanceof PyGlobal) return v.qualified;
+    if (v instanceof PyBytes) return new Opaque('bytes');
+    if (depth >= limits.maxDepth) fail(`it nests values more than ${limits.maxDepth} deep`);
+    if (open.has(v)) fail('it holds a value that contains itself');
+    open.add(v);
+    try {
+      const at = (k: string | number): string => (path === '' ? String(k) : `${path}.${k}`);
+      if (Array.isArray(v)) return v.map((x, i) => walk(x, depth + 1, at(i)));
+      if (v instanceof PyTuple) return v.items.map((x, i) => walk(x, depth + 1, at(i)));
+      const out: Record<string, PlainValue> = Object.create(null) as Record<string, PlainValue>;
+      for (const [k, x] of v.entries) {
+        if (typeof k !== 'string' && typeof k !== 'number' && typeof k !== 'bigint') return new Opaque('dict with non-string keys');
+        out[String(k)] = walk(x, depth + 1, at(String(k)));
+      }
+      return out;
+    } finally {
+      open.delete(v);
+    }
+  };
+  return walk(root, 0, '');
+}
