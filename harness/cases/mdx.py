@@ -67,7 +67,7 @@ def _export(model: torch.nn.Module, dim_f: int, dim_t: int, path: pathlib.Path) 
                       dynamic_axes={'input': {0: 'batch'}, 'output': {0: 'batch'}}, opset_version=17, dynamo=False)
 
 
-def _separator(model_path: pathlib.Path, out_dir: pathlib.Path, g: dict) -> MDXSeparator:
+def _separator(model_path: pathlib.Path, out_dir: pathlib.Path, g: dict, denoise: bool = False) -> MDXSeparator:
     """MDXSeparator with the parameters Separator.load_model passes it (Separator's defaults, CPU)."""
     logger = logging.getLogger('harness.mdx')
     common = {
@@ -83,11 +83,12 @@ def _separator(model_path: pathlib.Path, out_dir: pathlib.Path, g: dict) -> MDXS
         'use_autocast': False, 'use_native_fp16': False, 'use_torch_compile': False,
     }
     arch = {'hop_length': g['hop'], 'segment_size': 2 ** g['dim_t_log2'], 'overlap': 0.25, 'batch_size': 1,
-            'enable_denoise': False}
+            'enable_denoise': denoise}
     return MDXSeparator(common_config=common, arch_config=arch)
 
 
-def generate(out_dir: pathlib.Path, size: str) -> None:
+def generate(out_dir: pathlib.Path, size: str, denoise: bool = False) -> None:
+    """Writes the case; ``denoise`` runs audio-separator's enable_denoise (the network on x and -x, averaged)."""
     g = GEOMETRY[size]
     dim_t = 2 ** g['dim_t_log2']
     seed(27)
@@ -101,7 +102,7 @@ def generate(out_dir: pathlib.Path, size: str) -> None:
     wav = out_dir / 'mixture.wav'
     sf.write(str(wav), mix.T, SAMPLE_RATE, subtype='FLOAT')
 
-    sep = _separator(weights, out_dir, g)
+    sep = _separator(weights, out_dir, g, denoise)
     written: dict[str, np.ndarray] = {}
     seen: list[np.ndarray] = []
     demix = sep.demix
@@ -128,7 +129,7 @@ def generate(out_dir: pathlib.Path, size: str) -> None:
 
     write_golden(out_dir, seen[0], stems)
     write_case(out_dir, 'mdx', weights=weights.name, sample_rate=SAMPLE_RATE, n_fft=g['n_fft'], hop=g['hop'],
-               dim_f=g['dim_f'], dim_t=dim_t, compensate=g['compensate'], overlap=0.25, denoise=False,
+               dim_f=g['dim_f'], dim_t=dim_t, compensate=g['compensate'], overlap=0.25, denoise=denoise,
                primary='vocals', secondary='instrumental', reference='audio-separator 0.47.1 MDXSeparator.separate',
                primary_is='network stem, not scaled by compensate (audio-separator since its change #203)',
                secondary_is='input - compensate * primary')

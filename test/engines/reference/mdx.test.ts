@@ -1,7 +1,8 @@
 /**
  * MDX-Net against python-audio-separator's own MDXSeparator (harness/cases/mdx.py), from the committed small golden
  * in test/fixtures/golden/mdx/: a seeded-random-weight ONNX model with MDX-Net's I/O, a stereo mixture over four
- * chunks (the last one short), the reference's primary and secondary stems. No Python needed here; the full-size
+ * chunks (the last one short), the reference's primary and secondary stems; once with audio-separator's defaults
+ * and once with its enable_denoise (mdx_denoise). No Python needed here; the full-size
  * case (Kim_Vocal_2's n_fft 7680, dim_f 3072, dim_t 256) runs through `bash harness/check.sh`.
  */
 import { join } from 'node:path';
@@ -9,9 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { compareCase, readMdxCase } from './mdx.js';
 import { REL_TOLERANCE, channels, goldenTensor, readGolden } from './golden.js';
 
-const DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'golden', 'mdx');
+const GOLDEN = join(import.meta.dirname, '..', '..', 'fixtures', 'golden');
 
-describe('MDX-Net vs audio-separator MDXSeparator (small golden)', () => {
+// mdx: audio-separator's defaults; mdx_denoise: the same with enable_denoise (Soundry's `denoise: true`).
+describe.each(['mdx', 'mdx_denoise'])('MDX-Net vs audio-separator MDXSeparator (small golden %s)', (name) => {
+  const DIR = join(GOLDEN, name);
+
   it('the golden is a real test: several chunks, non-trivial stems, secondary = mix - compensate * primary', async () => {
     const c = await readMdxCase(DIR);
     const g = await readGolden(DIR);
@@ -34,7 +38,7 @@ describe('MDX-Net vs audio-separator MDXSeparator (small golden)', () => {
 
   it(`matches the reference stems within rel ${REL_TOLERANCE}`, async () => {
     const errors = await compareCase(DIR, { threads: 1, piece: 9973 });
-    for (const e of errors) console.log(`MDX small ${e.name}: max abs ${e.maxAbs.toExponential(2)}, rel ${e.rel.toExponential(2)}`);
+    for (const e of errors) console.log(`${name} small ${e.name}: max abs ${e.maxAbs.toExponential(2)}, rel ${e.rel.toExponential(2)}`);
     expect(errors).toHaveLength(2);
     for (const e of errors) expect(e.rel, e.name).toBeLessThanOrEqual(REL_TOLERANCE);
   });
