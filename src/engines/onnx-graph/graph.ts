@@ -72,7 +72,7 @@ export class Graph {
   }
 
   /** A constant that is not a weight (shapes, axes, scalars, tables computed here). */
-  constant(dims: number[], values: ArrayLike<number> | readonly bigint[], dataType: 'float' | 'int64' | 'int32' | 'bool' = 'float'): string {
+  constant(dims: number[], values: ArrayLike<number> | readonly bigint[], dataType: 'float' | 'double' | 'int64' | 'int32' | 'bool' = 'float'): string {
     const name = this.fresh('c');
     this.initializers.push({ name, dataType, dims, values });
     return name;

@@ -1,0 +1,96 @@
+/**
+ * Runs an HTDemucs checkpoint in the authors' own format (Meta's `.th` package or the author's `.safetensors`)
+ * through ONNX Runtime: the graph is built from the checkpoint's kwargs and written beside it as
+ * `<name>.graph.onnx` (its initializers point into the checkpoint, which ONNX Runtime only reads from the same
+ * folder), with a `<name>.graph.json` stamp naming the builder version and the checkpoint's size and mtime; a
+ * missing or stale graph is rebuilt, a current one reused. The result is a session and the DemucsPreset that
+ * DemucsStage runs it with.
+ */
+import { open, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import { z } from 'zod';
+import type { Checkpoint } from '../../../models/checkpoint/types.js';
+import { readSafetensors } from '../../../models/checkpoint/safetensors.js';
+import { readDemucsCheckpoint, type HtdemucsConfig } from './htdemucs-config.js';
+import { buildHtdemucsGraph, HTDEMUCS_GRAPH_VERSION } from './htdemucs-graph.js';
+import { MODEL_RATE, type DemucsPreset } from './presets.js';
+import { openSeparationSession, type ort } from './session.js';
+
+export interface LoadedHtdemucs {
+  session: ort.InferenceSession;
+  preset: DemucsPreset;
+  config: HtdemucsConfig;
+  graphPath: string;
+  /** Whether this call (re)built the graph. */
+  built: boolean;
+}
+
+export interface HtdemucsLoadOptions {
+  threads?: number;
+  providers?: readonly string[];
+  /** Reads a torch.save file (Meta's `.th`); the safetensors reader is built in. */
+  readTorch?: (path: string) => Promise<Checkpoint>;
+}
+
+const stampSchema = z.object({ builder: z.number(), checkpoint: z.string(), size: z.number(), mtimeMs: z.number() });
+
+/** torch.save files are ZIP archives ("PK\x03\x04"); safetensors start with their header's length. */
+async function isZip(path: string): Promise<boolean> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(4);
+    await fh.read(head, 0, 4, 0);
+    return head.readUInt32LE(0) === 0x04034b50;
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function readHtdemucsFile(path: string, readTorch?: (path: string) => Promise<Checkpoint>) {
+  if (await isZip(path)) {
+    if (!readTorch) throw new Error(`${basename(path)}: a torch.save checkpoint, and no torch reader was given`);
+    return readDemucsCheckpoint(await readTorch(path));
+  }
+  return readDemucsCheckpoint(await readSafetensors(path));
+}
+
+/** Builds (or reuses) the graph for `dir/file` and opens it. */
+export async function loadHtdemucsCheckpoint(dir: string, file: string, opts: HtdemucsLoadOptions = {}): Promise<LoadedHtdemucs> {
+  const path = join(dir, file);
+  const name = basename(file, extname(file));
+  const graphPath = join(dir, `${name}.graph.onnx`);
+  const stampPath = join(dir, `${name}.graph.json`);
+  const { config, checkpoint } = await readHtdemucsFile(path, opts.readTorch);
+  if (config.samplerate !== MODEL_RATE) throw new Error(`${file}: HTDemucs at ${config.samplerate} Hz; the separation engine runs at ${MODEL_RATE} Hz`);
+  if (config.audioChannels !== 2) throw new Error(`${file}: HTDemucs with ${config.audioChannels} audio channels; the separation engine is stereo`);
+  const st = await stat(path);
+  const stamp = { builder: HTDEMUCS_GRAPH_VERSION, checkpoint: file, size: st.size, mtimeMs: st.mtimeMs };
+  let built = false;
+  if (!(await isCurrent(graphPath, stampPath, stamp))) {
+    const bytes = buildHtdemucsGraph(checkpoint, config);
+    // Written under temporary names and renamed, so a crash never leaves a truncated graph with a valid stamp.
+    await writeFile(`${graphPath}.tmp`, bytes);
+    await rename(`${graphPath}.tmp`, graphPath);
+    await writeFile(`${stampPath}.tmp`, `${JSON.stringify(stamp)}\n`);
+    await rename(`${stampPath}.tmp`, stampPath);
+    built = true;
+  }
+  const session = await openSeparationSession(graphPath, opts.threads, opts.providers);
+  const preset: DemucsPreset = {
+    family: 'htdemucs', name, file: basename(graphPath), layout: 'sevagh',
+    sources: config.sources, segment: config.segmentSamples, nFft: config.nfft,
+  };
+  return { session, preset, config, graphPath, built };
+}
+
+async function isCurrent(graphPath: string, stampPath: string, want: z.infer<typeof stampSchema>): Promise<boolean> {
+  try {
+    await stat(graphPath);
+    const parsed = stampSchema.safeParse(JSON.parse(await readFile(stampPath, 'utf8')));
+    if (!parsed.success) return false;
+    const s = parsed.data;
+    return s.builder === want.builder && s.checkpoint === want.checkpoint && s.size === want.size && s.mtimeMs === want.mtimeMs;
+  } catch {
+    return false;
+  }
+}
