@@ -51,7 +51,7 @@ export function framing(length: number, window: number, hop: number): Array<[num
 }
 
 /** museval's `_any_source_silent` for one source over [a, b): the channel sum is zero at every sample. */
-function silent(src: SourceAudio, a: number, b: number): boolean {
+export function silent(src: SourceAudio, a: number, b: number): boolean {
   for (let i = a; i < b; i++) {
     let sum = 0;
     for (const c of src) sum += c[i]!;
@@ -75,21 +75,7 @@ function fitLength(est: SourceAudio, n: number): SourceAudio {
  * `ests[j]` are the j-th source's reference and estimate; every reference must have the same length and channel count.
  */
 export function bssEvalSdr(refs: readonly SourceAudio[], ests: readonly SourceAudio[], opts: BssEvalOptions): BssEvalSdr {
-  if (refs.length === 0 || refs.length !== ests.length) throw new BssEvalError(`BSS Eval needs as many estimates as references (got ${ests.length} and ${refs.length})`);
-  const n = refs[0]![0]?.length ?? 0;
-  const nchan = refs[0]!.length;
-  for (const [j, r] of refs.entries()) {
-    if (r.length !== nchan || r.some((c) => c.length !== n)) throw new BssEvalError(`reference ${j} does not have ${nchan} channels of ${n} samples like reference 0`);
-    if (ests[j]!.length !== nchan) throw new BssEvalError(`estimate ${j} has ${ests[j]!.length} channels, its reference ${nchan}`);
-  }
-  const est = ests.map((e) => fitLength(e, n));
-  if (n === 0) throw new BssEvalError('BSS Eval needs non-empty references');
-  // museval refuses these: a silent source leaves the projection underdetermined.
-  const silentRef = refs.findIndex((r) => silent(r, 0, n));
-  if (silentRef >= 0) throw new BssEvalError(`reference ${silentRef} is silent (all zeros): BSS Eval (museval) refuses silent references`);
-  const silentEst = est.findIndex((e) => silent(e, 0, n));
-  if (silentEst >= 0) throw new BssEvalError(`estimate ${silentEst} is silent (all zeros): BSS Eval (museval) refuses silent estimates`);
-
+  const { n, est } = checkInputs(refs, ests);
   const frames = framing(n, opts.window, opts.hop);
   const sdr = refs.map(() => new Float64Array(frames.length));
   frames.forEach(([a, b], t) => {
@@ -113,6 +99,28 @@ export function bssEvalSdr(refs: readonly SourceAudio[], ests: readonly SourceAu
     });
   });
   return { sdr, windows: frames.length };
+}
+
+/**
+ * museval's `validate` and `pad_or_truncate`: one estimate per reference, references of one shape, no wholly silent
+ * source. Returns the estimates cut or padded to the references' length n.
+ */
+export function checkInputs(refs: readonly SourceAudio[], ests: readonly SourceAudio[]): { n: number; nchan: number; est: SourceAudio[] } {
+  if (refs.length === 0 || refs.length !== ests.length) throw new BssEvalError(`BSS Eval needs as many estimates as references (got ${ests.length} and ${refs.length})`);
+  const n = refs[0]![0]?.length ?? 0;
+  const nchan = refs[0]!.length;
+  for (const [j, r] of refs.entries()) {
+    if (r.length !== nchan || r.some((c) => c.length !== n)) throw new BssEvalError(`reference ${j} does not have ${nchan} channels of ${n} samples like reference 0`);
+    if (ests[j]!.length !== nchan) throw new BssEvalError(`estimate ${j} has ${ests[j]!.length} channels, its reference ${nchan}`);
+  }
+  if (n === 0) throw new BssEvalError('BSS Eval needs non-empty references');
+  const est = ests.map((e) => fitLength(e, n));
+  // museval refuses these: a silent source leaves the projection underdetermined.
+  const silentRef = refs.findIndex((r) => silent(r, 0, n));
+  if (silentRef >= 0) throw new BssEvalError(`reference ${silentRef} is silent (all zeros): BSS Eval (museval) refuses silent references`);
+  const silentEst = est.findIndex((e) => silent(e, 0, n));
+  if (silentEst >= 0) throw new BssEvalError(`estimate ${silentEst} is silent (all zeros): BSS Eval (museval) refuses silent estimates`);
+  return { n, nchan, est };
 }
 
 /**

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { readSafetensors } from '../../../src/models/checkpoint/safetensors.js';
 import { BssEvalError, bssEvalSdr, trackMedian, type SourceAudio } from '../../../src/media/bsseval.js';
+import { bssEvalImages } from '../../../src/media/bsseval-images.js';
 import { readCaseJson, type OutputError } from './golden.js';
 
 const scenarioSchema = z.object({
@@ -95,8 +96,12 @@ function compareDb(name: string, got: ArrayLike<number>, ref: ArrayLike<number>)
   return { name, maxAbs, rel: peak > 0 ? maxAbs / peak : maxAbs === 0 ? 0 : Infinity };
 }
 
-/** Per scenario: `<name>.sdr` (every window of every source) and `<name>.median_sdr` (per source). */
-export async function compareCase(dir: string): Promise<OutputError[]> {
+/**
+ * Per scenario: `<name>.sdr` (every window of every source) and `<name>.median_sdr` (per source); with the full
+ * decomposition (src/media/bsseval-images.ts, for scenarios whose normal equations have at most `allMetricsUpTo`
+ * unknowns: sources x channels x filter taps) also `<name>.images.{sdr,isr,sir,sar}` and their medians.
+ */
+export async function compareCase(dir: string, opts: { allMetricsUpTo?: number } = {}): Promise<OutputError[]> {
   const c = await readBssevalCase(dir);
   const g = await readBssevalGolden(dir, c.int16_scale);
   const out: OutputError[] = [];
@@ -111,6 +116,15 @@ export async function compareCase(dir: string): Promise<OutputError[]> {
       got.sdr.forEach((row, j) => flat.set(row, j * got.windows));
       out.push(compareDb(`${s.name}.sdr`, flat, want.data));
       out.push(compareDb(`${s.name}.median_sdr`, got.sdr.map((row) => trackMedian(row)), tensor(g, `${s.name}.median_sdr`).data));
+      if (refs.length * refs[0]!.length * s.filters_len > (opts.allMetricsUpTo ?? Infinity)) continue;
+      const images = bssEvalImages(refs, ests, { window: s.window, hop: s.hop, filtersLen: s.filters_len });
+      for (const k of ['sdr', 'isr', 'sir', 'sar'] as const) {
+        const rows = images[k];
+        const flatK = new Float64Array(rows.length * images.windows);
+        rows.forEach((row, j) => flatK.set(row, j * images.windows));
+        out.push(compareDb(`${s.name}.images.${k}`, flatK, tensor(g, `${s.name}.${k}`).data));
+        out.push(compareDb(`${s.name}.images.median_${k}`, rows.map((row) => trackMedian(row)), tensor(g, `${s.name}.median_${k}`).data));
+      }
     }
   }
   return out;
