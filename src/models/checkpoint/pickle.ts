@@ -13,7 +13,8 @@
  * - an object the file asks to create without a call (NEWOBJ, cls.__new__) becomes an Opaque marker naming its class,
  *   which swallows the items and state that follow (BUILD, SETITEMS, APPENDS) and can be used for nothing else.
  * Every bound (pickle size, memo, stack, marks, nesting depth, values) is checked, and the output is a tree: cycles
- * and exponential sharing (a "billion laughs" through the memo) are refused when the result is converted.
+ * (through the depth bound) and exponential sharing (a "billion laughs" through the memo) are refused when the
+ * result is converted.
  */
 import { Opaque, type PlainValue } from './types.js';
 
@@ -69,7 +70,7 @@ export interface PickleLimits {
   maxValues: number;
 }
 
-export const DEFAULT_LIMITS: PickleLimits = { maxMemo: 1 << 20, maxStack: 1 << 22, maxMarkDepth: 1000, maxDepth: 100, maxValues: 4_000_000 };
+export const DEFAULT_LIMITS: PickleLimits = { maxMemo: 1 << 20, maxStack: 1 << 22, maxMarkDepth: 1000, maxDepth: 100, maxValues: 1_000_000 };
 
 /** Python 2 spellings that protocol 2 writes for Python 3 modules. */
 const MODULE_ALIASES: Readonly<Record<string, string>> = { __builtin__: 'builtins', copy_reg: 'copyreg' };
@@ -342,35 +343,45 @@ export function unpickle(buf: Uint8Array, start: number, hooks: PickleHooks, lim
 
 /**
  * The output tree: tuples and lists become arrays, dicts objects without a prototype (so a key '__proto__' is only a
- * key), stored globals their dotted names, hook values their `plain` at their dotted path (list items by index). Dict keys that are numbers become strings (a
- * Lightning optimizer state is keyed 0, 1, ...); a dict keyed by anything else becomes Opaque.
+ * key), stored globals their dotted names, hook values their `plain` at their dotted path (list items by index).
+ * Dict keys that are numbers become strings (a Lightning optimizer state is keyed 0, 1, ...); a dict keyed by anything
+ * else becomes Opaque.
  */
 export function toPlain(root: PyValue, limits: PickleLimits = DEFAULT_LIMITS): PlainValue {
   let values = 0;
-  const open = new Set<object>();
-  const walk = (v: PyValue, depth: number, path: string): PlainValue => {
+  // The path is kept as a chain and spelled out only for hook values: building every node's dotted string would make
+  // a large (or hostile, widely shared) tree quadratic.
+  interface Path {
+    readonly parent: Path | null;
+    readonly key: string | number;
+  }
+  const spell = (path: Path | null): string => {
+    const keys: (string | number)[] = [];
+    for (let p = path; p; p = p.parent) keys.push(p.key);
+    return keys.reverse().join('.');
+  };
+  const walk = (v: PyValue, depth: number, path: Path | null): PlainValue => {
     if (++values > limits.maxValues) fail(`it holds more than ${limits.maxValues} values (or shares one exponentially)`);
     if (v === null || typeof v !== 'object') return v;
-    if (v instanceof Native) return v.plain(path);
+    if (v instanceof Native) return v.plain(spell(path));
     if (v instanceof Opaque) return v;
     if (v instanceof PyGlobal) return v.qualified;
     if (v instanceof PyBytes) return new Opaque('bytes');
-    if (depth >= limits.maxDepth) fail(`it nests values more than ${limits.maxDepth} deep`);
-    if (open.has(v)) fail('it holds a value that contains itself');
-    open.add(v);
-    try {
-      const at = (k: string | number): string => (path === '' ? String(k) : `${path}.${k}`);
-      if (Array.isArray(v)) return v.map((x, i) => walk(x, depth + 1, at(i)));
-      if (v instanceof PyTuple) return v.items.map((x, i) => walk(x, depth + 1, at(i)));
-      const out: Record<string, PlainValue> = Object.create(null) as Record<string, PlainValue>;
-      for (const [k, x] of v.entries) {
-        if (typeof k !== 'string' && typeof k !== 'number' && typeof k !== 'bigint') return new Opaque('dict with non-string keys');
-        out[String(k)] = walk(x, depth + 1, at(String(k)));
-      }
+    // A value that contains itself nests without end, so the depth bound refuses cycles too.
+    if (depth >= limits.maxDepth) fail(`it nests values more than ${limits.maxDepth} deep (or holds a value that contains itself)`);
+    const items = Array.isArray(v) ? v : v instanceof PyTuple ? v.items : undefined;
+    if (items) {
+      const out: PlainValue[] = new Array<PlainValue>(items.length);
+      for (let i = 0; i < items.length; i++) out[i] = walk(items[i]!, depth + 1, { parent: path, key: i });
       return out;
-    } finally {
-      open.delete(v);
     }
+    const out: Record<string, PlainValue> = Object.create(null) as Record<string, PlainValue>;
+    for (const [k, x] of (v as PyDict).entries) {
+      if (typeof k !== 'string' && typeof k !== 'number' && typeof k !== 'bigint') return new Opaque('dict with non-string keys');
+      const key = String(k);
+      out[key] = walk(x, depth + 1, { parent: path, key });
+    }
+    return out;
   };
-  return walk(root, 0, '');
+  return walk(root, 0, null);
 }
