@@ -8,15 +8,15 @@
  * - secondary (instrumental): both define it as mixture - compensate x stem (Soundry: the mixture minus its primary,
  *   as routes.ts composes it), so it is compared as is.
  */
-import { z } from 'zod';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { loadFftProvider } from '../../../src/media/dsp/fft.js';
 import { MdxStage } from '../../../src/engines/separation/onnx/mdx.js';
 import type { MdxPreset } from '../../../src/engines/separation/onnx/presets.js';
 import type { Stereo } from '../../../src/engines/separation/onnx/overlap-add.js';
 import { openSeparationSession } from '../../../src/engines/separation/onnx/session.js';
 import { channels, compareOutput, goldenTensor, readGolden, type OutputError } from './golden.js';
-import { readFile } from 'node:fs/promises';
 
 const mdxCaseSchema = z.object({
   family: z.literal('mdx'),
