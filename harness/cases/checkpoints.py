@@ -12,7 +12,8 @@ values torch holds. Each file here is a layout the authors' own files use:
   training_args as older demucs files carry;
 - lightning.ckpt: a PyTorch Lightning checkpoint ({'state_dict': ..., 'epoch': 3, optimizer states keyed by ints,
   hyper-parameters as a DictConfig, a numpy scalar in a callback's state});
-- legacy.pt: the pre-1.6 format (torch.save(..., _use_new_zipfile_serialization=False)), with a view;
+- legacy.pt, legacy4.pt: the pre-1.6 format (torch.save(..., _use_new_zipfile_serialization=False)), with a view, in
+  pickle protocols 2 and 4;
 - weights.safetensors: safetensors.torch.save_file with metadata;
 - noncontig.pt: a transposed tensor, which Soundry must refuse (it cannot be one byte range).
 
@@ -143,6 +144,8 @@ def generate(out_dir: pathlib.Path, size: str) -> None:
     legacy = legacy_state()
     torch.save(legacy, out_dir / 'legacy.pt', _use_new_zipfile_serialization=False)
     record('legacy.pt', 'torch-legacy', legacy)
+    torch.save(legacy, out_dir / 'legacy4.pt', _use_new_zipfile_serialization=False, pickle_protocol=4)
+    record('legacy4.pt', 'torch-legacy', legacy)
 
     weights = collections.OrderedDict([('a.weight', torch.randn(3, 3)), ('a.half', torch.randn(4).half()),
                                        ('a.bf16', torch.randn(2, 2).bfloat16())])

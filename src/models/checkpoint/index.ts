@@ -26,9 +26,10 @@ export async function readCheckpoint(path: string): Promise<Checkpoint> {
   } finally {
     await fh.close();
   }
-  // 'PK\x03\x04': torch.save's ZIP. PROTO 2+ then LONG1: the legacy torch.save's magic number.
+  // 'PK\x03\x04': torch.save's ZIP. PROTO 2+ then LONG1 (or, from protocol 4, a FRAME before it): the legacy
+  // torch.save's magic number.
   if (bytesRead >= 4 && head.readUInt32LE(0) === 0x04034b50) return readTorchCheckpoint(file);
-  if (bytesRead >= 3 && head[0] === 0x80 && head[1]! >= 2 && head[1]! <= 5 && head[2] === 0x8a) return readTorchCheckpoint(file);
+  if (bytesRead >= 3 && head[0] === 0x80 && head[1]! >= 2 && head[1]! <= 5 && (head[2] === 0x8a || head[2] === 0x95)) return readTorchCheckpoint(file);
   if (bytesRead >= 262 && head.toString('latin1', 257, 262) === 'ustar') {
     throw new Error(`${basename(file)} is a tar-format torch.save file (PyTorch before 0.4), which is not supported: load and save it again with a current torch`);
   }
