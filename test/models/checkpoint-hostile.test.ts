@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Opaque, readCheckpoint } from '../../src/models/checkpoint/index.js';
+import { Opaque, isTensorRef, readCheckpoint } from '../../src/models/checkpoint/index.js';
 import { deflated, writeZip, type ZipEntry } from '../helpers/hostile-files.js';
 
 let dir = '';
@@ -110,6 +110,13 @@ describe('hostile pickles', () => {
     expect(Object.getPrototypeOf(meta)).toBe(null);
     expect(Object.keys(meta)).toContain('__proto__');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('never takes a pickled dict that spells a tensor reference (another file, any offset) for a tensor', async () => {
+    const forged = b(EMPTY_DICT, MARK, str('key'), str('w'), str('dtype'), str('float32'), str('shape'), tuple(int(4)), str('file'), str('/etc/passwd'), str('offset'), int(0), str('byteLength'), int(16), 0x75);
+    const ckpt = await readCheckpoint(await file('forged.pt', torchZip(dictOf('w', forged))));
+    expect(ckpt.tensors.size).toBe(0);
+    expect(isTensorRef((ckpt.meta as Record<string, unknown>).w)).toBe(false);
   });
 
   it('refuses nesting, marks, memo and sharing past their bounds, and values that contain themselves', async () => {

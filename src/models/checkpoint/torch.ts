@@ -232,14 +232,14 @@ function hasTensor(d: { readonly [key: string]: PlainValue }): boolean {
 }
 
 /** The state dict: under a known key when one holds tensors, else the root; nested dicts flattened with dots. */
-function collectTensors(root: PlainValue): Map<string, TensorRef> {
+function collectTensors(root: PlainValue, file: string): Map<string, TensorRef> {
   const tensors = new Map<string, TensorRef>();
   if (isTensorRef(root)) return tensors.set('', root);
   if (!isDict(root)) return tensors;
   const under = STATE_DICT_KEYS.map((k) => root[k]).find((v) => isDict(v) && hasTensor(v));
   const walk = (d: { readonly [key: string]: PlainValue }, prefix: string): void => {
     for (const [k, v] of Object.entries(d)) {
-      if (isTensorRef(v)) tensors.set(prefix + k, { ...v, key: prefix + k });
+      if (isTensorRef(v) && v.file === file) tensors.set(prefix + k, { ...v, key: prefix + k });
       else if (isDict(v)) walk(v, `${prefix}${k}.`);
     }
   };
@@ -262,7 +262,7 @@ export async function readTorchCheckpoint(path: string): Promise<Checkpoint> {
     const zip = head.readUInt32LE(0) === 0x04034b50;
     const root = zip ? await readZipPickle(fh, file, size) : await readLegacyPickle(fh, file, size);
     const meta = toPlain(root);
-    return { file, format: zip ? 'torch-zip' : 'torch-legacy', tensors: collectTensors(meta), meta };
+    return { file, format: zip ? 'torch-zip' : 'torch-legacy', tensors: collectTensors(meta, file), meta };
   } catch (err) {
     if (err instanceof Refused || err instanceof PickleError || err instanceof ZipFormatError) {
       throw new Error(`${name} is not a readable PyTorch checkpoint: ${err.message}`);

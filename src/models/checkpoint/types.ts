@@ -54,5 +54,7 @@ export interface Checkpoint {
 }
 
 export function isTensorRef(v: unknown): v is TensorRef {
-  return typeof v === 'object' && v !== null && 'dtype' in v && 'offset' in v && 'byteLength' in v && 'file' in v;
+  // Readers make TensorRefs as ordinary objects, and the unpickler makes a pickled dict prototype-less: so a dict in a
+  // checkpoint that spells these fields (with some other file's path) is never taken for a tensor.
+  return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype && 'dtype' in v && 'offset' in v && 'byteLength' in v && 'file' in v;
 }
