@@ -231,25 +231,34 @@ function hasTensor(d: { readonly [key: string]: PlainValue }): boolean {
   return Object.values(d).some((v) => isTensorRef(v) || (isDict(v) && hasTensor(v)));
 }
 
-/** The state dict: under a known key when one holds tensors, else the root; nested dicts flattened with dots. */
+/**
+ * The state dict: under a known key when one holds tensors, else the root; nested dicts flattened with dots. Its
+ * TensorRefs in `meta` are replaced by the same objects as in the map, keyed relative to the state dict, so a reader
+ * of either sees one key per tensor.
+ */
 function collectTensors(root: PlainValue, file: string): Map<string, TensorRef> {
   const tensors = new Map<string, TensorRef>();
   if (isTensorRef(root)) return tensors.set('', root);
   if (!isDict(root)) return tensors;
   const under = STATE_DICT_KEYS.map((k) => root[k]).find((v) => isDict(v) && hasTensor(v));
-  const walk = (d: { readonly [key: string]: PlainValue }, prefix: string): void => {
+  const walk = (d: Record<string, PlainValue>, prefix: string): void => {
     for (const [k, v] of Object.entries(d)) {
-      if (isTensorRef(v) && v.file === file) tensors.set(prefix + k, { ...v, key: prefix + k });
-      else if (isDict(v)) walk(v, `${prefix}${k}.`);
+      if (isTensorRef(v) && v.file === file) {
+        const ref: TensorRef = { ...v, key: prefix + k };
+        d[k] = ref;
+        tensors.set(ref.key, ref);
+      } else if (isDict(v)) walk(v as Record<string, PlainValue>, `${prefix}${k}.`);
     }
   };
-  walk(isDict(under) ? under : root, '');
+  // toPlain made these objects for this reader alone: rewriting them in place is safe.
+  walk((isDict(under) ? under : root) as Record<string, PlainValue>, '');
   return tensors;
 }
 
 /**
- * Reads a torch.save file. `tensors` is its state dict (see STATE_DICT_KEYS); `meta` the whole unpickled root, where
- * each tensor's `key` is its dotted path from the root (`state.encoder.0.weight` in a demucs package).
+ * Reads a torch.save file. `tensors` is its state dict (see STATE_DICT_KEYS: a demucs package's `state`, a Lightning
+ * checkpoint's `state_dict`, else the root); `meta` the whole unpickled root, where a state-dict tensor's `key` is its
+ * state-dict key and any other tensor's its dotted path from the root (`optimizer_states.0.state.0.exp_avg`).
  */
 export async function readTorchCheckpoint(path: string): Promise<Checkpoint> {
   const file = resolve(path);
