@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { TaskKind, TaskRecord } from '../domain/task.js';
 
 export interface JobContext {
@@ -13,6 +14,8 @@ export interface JobContext {
    * `what`: what the price is for, as the message says it ("61.2 s of audio").
    */
   reserve(price: number, what: string): Promise<void>;
+  /** The task's log (its id and kind bound): operator detail a user's message leaves out goes here. */
+  log?: Pick<Logger, 'warn'>;
 }
 
 export interface JobOutcome {

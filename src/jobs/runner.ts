@@ -109,7 +109,7 @@ export class JobRunner implements JobHandler {
         const held = await tasks.reserve(task.id, price);
         if (!held.reserved) throw new TaskFailure(insufficientMessage(price, what, held.funds));
       };
-      const outcome = await handler.run({ task, attempt: job.attempt, tmpDir, signal, onProgress, reserve });
+      const outcome = await handler.run({ task, attempt: job.attempt, tmpDir, signal, onProgress, reserve, log });
       const seconds = (performance.now() - started) / 1000;
       // The work is done: a database restarting now must not cost the attempt and the work with it.
       const recorded = await stored('recording the result', () => tasks.completeSuccess(task.id, outcome, Date.now()));

@@ -37,6 +37,7 @@ const LFS_POINTER = `version https://git-lfs.github.com/spec/v1\noid sha256:${'0
 
 let app: TestApp;
 let key: string;
+let accountId: string;
 let modelsDir: string;
 let mirror: Server;
 const mirrorHits: string[] = [];
@@ -83,7 +84,7 @@ beforeAll(async () => {
   ];
   const catalogFile = await writeCatalogFile(join(modelsDir, 'site-catalog.json'), site);
   app = await startTestApp({ WORKER_THREADS: '1', MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: base });
-  ({ key } = await app.newKey({ credits: 1000 }));
+  ({ key, accountId } = await app.newKey({ credits: 1000 }));
   const song = join(app.dataDir, 'song.wav');
   await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'aevalsrc=0.3*sin(2*PI*440*t)|0.3*sin(2*PI*660*t):s=44100:d=4', '-c:a', 'pcm_s16le', song]);
   const form = new FormData();
@@ -183,11 +184,16 @@ describe('auto-pull from the mirror', () => {
     expect(mirrorHits.length).toBe(hits);
   }, 240_000);
 
-  it('a download that fails its checksum is discarded and the task runs on the built-in engine, saying why', async () => {
+  it('a download that fails its checksum is discarded; the built-in engine finds no voices in the tones, so the task fails uncharged naming the model', async () => {
+    const before = (await app.container.accounts.getAccount(accountId))!;
     const done = await separate(490);
-    expect(done.data.status, JSON.stringify(done)).toBe('success');
-    expect(done.data.engine).toBe('builtin-dsp');
-    expect(done.data.engine_note).toMatch(/UVR_MDXNET_KARA_2.*checksum mismatch/);
+    // The built-in engine ran (the karaoke model could not be had) and found neither lead nor backing vocals:
+    // silence is not a result (docs/api.md, "Separation").
+    expect(done.data.status, JSON.stringify(done)).toBe('failed');
+    expect(done.data.error).toMatch(/^The built-in engine could not find lead vocals and backing vocals in this input, and the model that separates lead vocals and backing vocals \(UVR_MDXNET_KARA_2\) could not be downloaded; nothing was charged\. Try again later, or an operator can install it with `soundry models pull UVR_MDXNET_KARA_2`\.$/);
+    // What went wrong with the download (checksum, mirror URL) is the operator's: in the log, not the user's message.
+    expect(done.data.error).not.toMatch(/checksum|http/);
+    expect(await app.container.accounts.getAccount(accountId)).toMatchObject({ balance: before.balance, held: 0 });
     expect(existsSync(presetPath(modelsDir, kara))).toBe(false);
     expect(existsSync(`${presetPath(modelsDir, kara)}.part`)).toBe(false);
   }, 240_000);

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeAudio, resolveMediaTools } from '../../src/media/ffmpeg.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { separableSongSource } from '../helpers/separable-song.js';
 
 const run = promisify(execFile);
 const API = '/audio/api/v1/api-keys';
@@ -37,10 +38,8 @@ let songPath: string;
 beforeAll(async () => {
   app = await startTestApp({ WORKER_THREADS: '2', SEPARATION_MAX_SECONDS: '120' });
   ({ key } = await app.newKey({ credits: 1000 }));
-  // 8 s stereo: a tone (harmonic) panned centre, clicks (percussive) and a low bass line.
-  const ch = (bass: number, seed: number) =>
-    `0.3*sin(2*PI*440*t)+${bass}*sin(2*PI*55*t)+0.6*(random(${seed})-0.5)*lt(mod(t\\,0.5)\\,0.03)`;
-  songPath = await makeFile('song.wav', ['-f', 'lavfi', '-i', `aevalsrc=${ch(0.4, 0)}|${ch(0.25, 1)}:s=44100:d=8`, '-c:a', 'pcm_s16le']);
+  // 8 s stereo in which the built-in engine finds drums, bass and vocals (a stem it finds nowhere fails the task).
+  songPath = await makeFile('song.wav', ['-f', 'lavfi', '-i', separableSongSource(8), '-c:a', 'pcm_s16le']);
   songUrl = await upload(songPath);
 });
 afterAll(async () => app?.close());
@@ -86,7 +85,7 @@ describe('separation through the API with the built-in engine', () => {
   it('350 with accompaniment gives vocals and the instrumental; video input reports file_type video', async () => {
     const done = await separate({ model_type: 350, inputurl: songUrl, separation_type: 'vocals_accompaniment' });
     expect(Object.keys(done.data.output).sort()).toEqual(['accompaniment', 'vocals']);
-    const video = await makeFile('clip.mp4', ['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=3', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=3', '-shortest', '-c:v', 'mpeg4', '-c:a', 'aac']);
+    const video = await makeFile('clip.mp4', ['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=3', '-f', 'lavfi', '-i', separableSongSource(3), '-shortest', '-c:v', 'mpeg4', '-c:a', 'aac']);
     const v = await separate({ model_type: 340, inputurl: await upload(video) });
     expect(v.data.status, JSON.stringify(v)).toBe('success');
     expect(v.data.file_type).toBe('video');
@@ -111,7 +110,7 @@ describe('separation through the API with the built-in engine', () => {
 
   it('fails an input that costs more than the balance before separating it, uncharged, naming price and funds', async () => {
     // 61 s cost 2 credits; the key has 1.
-    const minute = await makeFile('minute.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=260:duration=61', '-b:a', '32k']);
+    const minute = await makeFile('minute.mp3', ['-f', 'lavfi', '-i', separableSongSource(61), '-b:a', '32k']);
     const poor = await app.newKey({ credits: 1 });
     const refused = await separate({ model_type: 350, inputurl: await upload(minute) }, poor.key);
     expect(refused.data.status, JSON.stringify(refused)).toBe('failed');
@@ -127,7 +126,7 @@ describe('separation through the API with the built-in engine', () => {
 
   it('bills and reports what a truncated MP3 decodes to, not the length its header claims', async () => {
     // 90 s in the header (2 minutes), but only the first ~30% of the bytes arrive: ~27 s decode (1 minute).
-    const full = await makeFile('full.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=330:duration=90', '-ac', '2', '-b:a', '64k']);
+    const full = await makeFile('full.mp3', ['-f', 'lavfi', '-i', separableSongSource(90), '-ac', '2', '-b:a', '64k']);
     const bytes = await readFile(full);
     const cut = join(app.dataDir, 'cut.mp3');
     await (await import('node:fs/promises')).writeFile(cut, bytes.subarray(0, Math.floor(bytes.length * 0.3)));
@@ -141,7 +140,7 @@ describe('separation through the API with the built-in engine', () => {
   }, 240_000);
 
   it('a header claiming 10 hours on ~1 s of audio is separated and billed for the second it holds', async () => {
-    const path = await makeFile('claims-10h.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=220:duration=1', '-ac', '1', '-b:a', '32k']);
+    const path = await makeFile('claims-10h.mp3', ['-f', 'lavfi', '-i', separableSongSource(1), '-ac', '1', '-b:a', '32k']);
     const bytes = await readFile(path);
     const head = bytes.subarray(0, 4096).toString('latin1');
     const at = Math.max(head.indexOf('Info'), head.indexOf('Xing'));

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeAudio, resolveMediaTools } from '../../src/media/ffmpeg.js';
 import { Soundry, SoundryError, type ProgressEvent } from '../../src/sdk/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+// A stem the built-in engine finds nowhere fails its task: the song has drums, bass and vocals it finds.
+import { separableSongSource } from '../helpers/separable-song.js';
 
 /** The SDK against a real server: uploads, waits with progress, downloads real files that ffmpeg decodes. */
 const run = promisify(execFile);
@@ -23,7 +25,7 @@ beforeAll(async () => {
   const { key } = await app.newKey({ credits: 1000 });
   client = new Soundry({ baseUrl: app.baseUrl, apiKey: key });
   song = join(app.dataDir, 'song.wav');
-  await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'aevalsrc=0.3*sin(2*PI*440*t)+0.3*sin(2*PI*55*t)|0.3*sin(2*PI*440*t)+0.2*sin(2*PI*55*t):s=44100:d=4', '-c:a', 'pcm_s16le', song]);
+  await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', separableSongSource(4), '-c:a', 'pcm_s16le', song]);
 });
 afterAll(async () => app?.close());
 

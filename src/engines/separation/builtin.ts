@@ -202,6 +202,11 @@ export function stemNotes(gains: Record<string, number[]>): Record<string, strin
   return notes;
 }
 
+/** Stems the engine found in no segment at all (silent throughout): not a result (SeparationRun.missing). */
+export function missingStems(gains: Record<string, number[]>): string[] {
+  return Object.entries(gains).filter(([, g]) => g.length > 0 && g.every((x) => x === 0)).map(([stem]) => stem);
+}
+
 /** STFT size ~93 ms (4096 at 44.1/48 kHz), hop a quarter of it. */
 export function stftSizeFor(sampleRate: number): { nFft: number; hop: number } {
   const nFft = 2 ** Math.round(Math.log2(0.093 * sampleRate));
@@ -230,7 +235,8 @@ export class BuiltinSeparationEngine implements SeparationEngine {
     try {
       await runSegmented(input, plan, (seg) => sep.separate(seg, modelType), sink, { signal: ctx.signal, onProgress: (f) => ctx.onProgress(f) });
       const notes = stemNotes(sep.gains);
-      return Object.keys(notes).length ? { engine: this.id, stems: notes } : { engine: this.id };
+      const missing = missingStems(sep.gains);
+      return { engine: this.id, ...(Object.keys(notes).length ? { stems: notes } : {}), ...(missing.length ? { missing } : {}) };
     } finally {
       sep.dispose();
     }

@@ -1,6 +1,7 @@
 import { STEMS_BY_MODEL_TYPE as SPEC_STEMS } from '../../domain/vocabulary.js';
 import type { AudioData } from '../../media/audio.js';
 import type { EngineContext } from '../../ports/engines.js';
+import type { SeparationRemedy } from './remedy.js';
 
 /**
  * Stem separation engines behind one streaming interface: input arrives as sequential blocks (never the
@@ -51,6 +52,13 @@ export interface SeparationRun {
   note?: string;
   /** Per stem, why it came back quiet: the engine could not find that instrument with enough confidence. */
   stems?: Record<string, string>;
+  /**
+   * Stems the built-in engine found nowhere in the input (silent in every segment). Such a stem is silence, not a
+   * result: the task fails uncharged where it returns one (src/kinds/separation/worker.ts).
+   */
+  missing?: string[];
+  /** With `missing`: why no neural model served the model type and which would (set by the selecting engine). */
+  remedy?: SeparationRemedy;
 }
 
 export interface SeparationEngine {

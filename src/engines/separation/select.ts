@@ -5,6 +5,7 @@ import { ModelLoadError, NeuralSeparationEngine, type NeuralEngineOptions } from
 import { AutoPuller } from '../../models/auto-pull.js';
 import type { ModelEntry } from '../../models/catalog.js';
 import { findPreset, NEURAL_PRESETS } from './onnx/presets.js';
+import { servingModels, type RemedyCause, type SeparationRemedy } from './remedy.js';
 
 /**
  * SEPARATION_ENGINE: `auto` (default) takes, per model type, the best neural model installed in MODELS_DIR and the
@@ -64,12 +65,14 @@ export class SelectingSeparationEngine implements SeparationEngine {
 
   async separate(input: AudioSource, modelType: number, ctx: EngineContext, sink: StemSink): Promise<SeparationRun> {
     let note: string | undefined;
+    let cause: RemedyCause | undefined = this.neural ? undefined : 'builtin-only';
     let runCtx = ctx;
     if (this.neural && this.opts.autoPull && !this.neural.supports(modelType)) {
       const wanted = this.neural.pullPlan(modelType);
       if (wanted.length > 0) {
         note = await this.pull(wanted, ctx);
-        if (!note) runCtx = { ...ctx, onProgress: (f) => ctx.onProgress(PULL_SHARE + (1 - PULL_SHARE) * f) };
+        if (note) cause = 'download-failed';
+        else runCtx = { ...ctx, onProgress: (f) => ctx.onProgress(PULL_SHARE + (1 - PULL_SHARE) * f) };
       }
     }
     const engine = this.pick(modelType);
@@ -80,10 +83,23 @@ export class SelectingSeparationEngine implements SeparationEngine {
         // Thrown before any stem was written (sessions load first): the built-in engine can still serve the task.
         if (!(err instanceof ModelLoadError)) throw err;
         note = `${err.message}; separated with the built-in engine instead`;
+        cause = 'load-failed';
       }
     }
     const run = (await this.builtin.separate(input, modelType, runCtx, sink)) ?? { engine: this.builtin.id };
-    return note ? { ...run, note } : run;
+    // A stem found nowhere fails the task (worker.ts): it gets to say what would have served the model type.
+    const remedy = run.missing?.length ? this.remedy(modelType, cause, note) : undefined;
+    return { ...run, ...(note ? { note } : {}), ...(remedy ? { remedy } : {}) };
+  }
+
+  /**
+   * What would serve `modelType` and why it did not here; `detail` is operator detail for the log. The models named
+   * are those still to install where some of a route's models are there already (490's vocal model, say).
+   */
+  private remedy(modelType: number, cause: RemedyCause | undefined, detail: string | undefined): SeparationRemedy {
+    const toInstall = cause === 'load-failed' ? [] : (this.neural?.pullPlan(modelType) ?? []).map((e) => e.name);
+    const models = toInstall.length ? toInstall : servingModels(modelType, this.opts.catalog);
+    return { cause: cause ?? (models.length ? 'not-installed' : 'none'), models, ...(detail ? { detail } : {}) };
   }
 
   /** Downloads `entries` (the shared auto-pull path) into the task's first PULL_SHARE; undefined when all verified. */

@@ -3,6 +3,7 @@ import type { AudioData } from '../../media/audio.js';
 import { decodeStream, StreamEncoder } from '../../media/ffmpeg-stream.js';
 import { outputStems, type SeparationEngine, type SeparationRun } from '../../engines/separation/engine.js';
 import { createSeparationEngine } from '../../engines/separation/select.js';
+import type { SeparationRemedy } from '../../engines/separation/remedy.js';
 import type { EngineContext } from '../../ports/engines.js';
 import { TaskFailure } from '../../domain/errors.js';
 import type { ThreadEnv } from '../threads.js';
@@ -31,6 +32,9 @@ export interface SeparationThreadOutput {
   engineNote?: string;
   /** Stem -> why the engine returned it quiet (built-in engine, SeparationRun.stems). */
   stemNotes?: Record<string, string>;
+  /** Stems the built-in engine found nowhere in the input (SeparationRun.missing), and what would serve them. */
+  missing?: string[];
+  remedy?: SeparationRemedy;
   /** stem name -> file path */
   files: Record<string, string>;
   /** Frames actually decoded and written: the billable length (a truncated file's header overstates it). */
@@ -96,7 +100,8 @@ export async function runSeparation(engine: SeparationEngine, job: SeparationThr
     for (const enc of encoders.values()) enc.abort();
     throw err;
   }
-  return { engine: run?.engine ?? engine.id, ...(run?.note ? { engineNote: run.note } : {}), ...(run?.stems ? { stemNotes: run.stems } : {}), files, frames: written };
+  return { engine: run?.engine ?? engine.id, ...(run?.note ? { engineNote: run.note } : {}), ...(run?.stems ? { stemNotes: run.stems } : {}),
+    ...(run?.missing?.length ? { missing: run.missing } : {}), ...(run?.remedy ? { remedy: run.remedy } : {}), files, frames: written };
 }
 
 /** Thread entry: the selecting engine (neural where a model is installed, else built-in) stays warm in this thread. */

@@ -10,6 +10,7 @@ import type { BlobStore } from '../../ports/blob-store.js';
 import type { MediaTools } from '../../media/ffmpeg.js';
 import { openAudioInput } from '../media-input.js';
 import { outputStems, STEMS_BY_MODEL_TYPE } from '../../engines/separation/engine.js';
+import { unfoundStemsMessage } from '../../engines/separation/remedy.js';
 import type { InputFetcher } from '../../jobs/input-fetcher.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
 import type { EngineThreads } from '../threads.js';
@@ -70,6 +71,14 @@ export class SeparationHandler implements TaskHandler {
       signal: ctx.signal,
       onProgress: (f) => ctx.onProgress(0.05 + 0.85 * f),
     });
+    // A stem the built-in engine found nowhere is silence, not a result: never billed (docs/api.md, "Separation").
+    const unfound = unfoundStems(out.missing, p.modelType, plan);
+    if (unfound.length) {
+      ctx.log?.warn({ modelType: p.modelType, unfound, remedy: out.remedy }, 'separation failed: the built-in engine found requested stems nowhere and no model served them');
+      throw new TaskFailure(unfoundStemsMessage(p.modelType, unfound, out.remedy));
+    }
+    // Why a neural model was passed over (a failed download, a file that would not load) is the operator's to fix.
+    if (out.engineNote) ctx.log?.warn({ modelType: p.modelType, engineNote: out.engineNote }, 'separation ran on the built-in engine instead of a neural model');
     // Bill what was decoded, not what the header claims (a truncated MP3 keeps its full-length header).
     const seconds = out.frames / info.sampleRate;
     if (!(seconds > 0)) throw new TaskFailure('The input has no decodable audio');
@@ -103,6 +112,18 @@ export class SeparationHandler implements TaskHandler {
       audioSeconds: seconds,
     };
   }
+}
+
+/**
+ * The stems a task's outputs depend on that were found nowhere: those it returns, and those an `accompaniment` is the
+ * mixture without (a karaoke track whose vocals were not found is the input again).
+ */
+export function unfoundStems(missing: readonly string[] | undefined, modelType: number, plan: { keep: string[]; mixes: Record<string, string[]> }): string[] {
+  if (!missing?.length) return [];
+  const mixed = new Set(Object.values(plan.mixes).flat());
+  const withheld = Object.keys(plan.mixes).length ? outputStems(modelType).filter((s) => !mixed.has(s)) : [];
+  const depends = new Set([...plan.keep, ...withheld]);
+  return (STEMS_BY_MODEL_TYPE[modelType] ?? []).filter((s) => depends.has(s) && missing.includes(s));
 }
 
 function notesFor(notes: Record<string, string> | undefined, stems: Record<string, string>): { stemNotes: Record<string, string> } | undefined {
