@@ -171,7 +171,8 @@ export async function readZipDirectory(fh: FileHandle, fileSize: number): Promis
 export async function storedDataOffset(fh: FileHandle, dir: ZipDirectory, entry: ZipEntry): Promise<number> {
   if (entry.flags & 0x1) fail(`entry '${entry.name}' is encrypted`);
   if (entry.method !== 0) {
-    fail(`entry '${entry.name}' is compressed (method ${entry.method}); torch.save stores entries uncompressed, so this file was repacked — unzip and re-zip it with -0, or save it again with torch.save`);
+    // torch.save never compresses: a deflated entry means the file was repacked by some other tool.
+    fail(`entry '${entry.name}' is compressed (method ${entry.method}), which torch.save never writes: load and save the file again with torch.save`);
   }
   if (entry.compressedSize !== entry.size) fail(`entry '${entry.name}' is stored but its sizes differ`);
   const local = await readAt(fh, entry.localHeaderOffset, 30);
