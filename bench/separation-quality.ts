@@ -2,6 +2,7 @@ import { loadavg } from 'node:os';
 import { relative, resolve } from 'node:path';
 import type { AudioData } from '../src/media/audio.js';
 import { BssEvalError, bssEvalSdr, trackMedian, type SourceAudio } from '../src/media/bsseval.js';
+import { bssEvalImages } from '../src/media/bsseval-images.js';
 import { collectingSink, outputStems, sourceFromAudio, STEMS_BY_MODEL_TYPE } from '../src/engines/separation/engine.js';
 import { createSeparationEngine, isSeparationEngineChoice } from '../src/engines/separation/select.js';
 import { loadCatalog } from '../src/models/catalog-file.js';
@@ -10,17 +11,18 @@ import { findSongs, loadAudio, scorableStems, sumOf, type Song } from './separat
 
 /**
  * `npm run bench -- separation-quality [--dir D] [--engine auto|builtin|<model>] [--model-types 350,501] [--seconds S]
- * [--out NAME]`: scores a separation engine on a folder of MUSDB-like songs (<song>/mixture.wav + <song>/<stem>.wav)
+ * [--out NAME] [--all-metrics]`: scores a separation engine on a folder of MUSDB-like songs (<song>/mixture.wav + <song>/<stem>.wav)
  * with SDR as museval computes it for MUSDB18 (src/media/bsseval.ts: BSS Eval v4, 1 s windows, median over windows),
  * per stem per song, beside trivial estimates scored the same way. The engine is chosen per model type as a task
  * chooses it (SEPARATION_ENGINE semantics: `auto` takes the best model installed in MODELS_DIR, else the built-in
- * engine; a model name forces that model). Default folder: the corpus' separation set.
+ * engine; a model name forces that model). Default folder: the corpus' separation set. --all-metrics adds the
+ * engine's ISR, SIR and SAR (src/media/bsseval-images.ts: museval's 512-tap filters; tens of seconds per 4-stem song).
  */
 
 const RATE = 44100;
 const DEFAULT_DIR = `${root}../shared/corpus/separation`;
 
-interface Options { dir: string; engine: string; modelTypes: number[]; seconds?: number; out: string }
+interface Options { dir: string; engine: string; modelTypes: number[]; seconds?: number; out: string; allMetrics: boolean }
 
 function options(argv: string[]): Options {
   const get = (name: string) => {
@@ -32,7 +34,7 @@ function options(argv: string[]): Options {
   const types = get('--model-types')?.split(',').map(Number) ?? Object.keys(STEMS_BY_MODEL_TYPE).map(Number);
   for (const t of types) if (!STEMS_BY_MODEL_TYPE[t]) throw new Error(`--model-types: ${t} is not a separation model type`);
   const seconds = get('--seconds');
-  return { dir: resolve(get('--dir') ?? DEFAULT_DIR), engine, modelTypes: types, ...(seconds ? { seconds: Number(seconds) } : {}), out: get('--out') ?? 'separation-quality' };
+  return { dir: resolve(get('--dir') ?? DEFAULT_DIR), engine, modelTypes: types, ...(seconds ? { seconds: Number(seconds) } : {}), out: get('--out') ?? 'separation-quality', allMetrics: argv.includes('--all-metrics') };
 }
 
 export interface Row {
@@ -41,6 +43,8 @@ export interface Row {
   sdr: number; windows: number;
   /** The same for the trivial estimates: mixture / number of the model's stems, and the mixture itself. */
   mixN: number; mix: number;
+  /** With --all-metrics: the engine's stem's ISR, SIR and SAR medians. */
+  isr?: number; sir?: number; sar?: number;
   note?: string;
 }
 
@@ -58,9 +62,12 @@ function groups(stems: string[]): Array<{ evaluate: string[]; report: string[] }
   return rest.length > 1 ? [{ evaluate: rest, report: rest.filter((s) => s !== 'vocals') }, pair] : [pair];
 }
 
-function score(g: Group): { sdr: number[]; windows: number[] } {
-  const r = bssEvalSdr(g.refs, g.ests, { window: RATE, hop: RATE });
-  return { sdr: r.sdr.map((w) => trackMedian(w)), windows: r.sdr.map((w) => w.filter(Number.isFinite).length) };
+function score(g: Group, all = false): { sdr: number[]; windows: number[]; isr?: number[]; sir?: number[]; sar?: number[] } {
+  const opts = { window: RATE, hop: RATE };
+  const r = all ? bssEvalImages(g.refs, g.ests, opts) : bssEvalSdr(g.refs, g.ests, opts);
+  const med = (rows: Float64Array[]) => rows.map((w) => trackMedian(w));
+  const extra = 'isr' in r ? { isr: med(r.isr), sir: med(r.sir), sar: med(r.sar) } : {};
+  return { sdr: med(r.sdr), windows: r.sdr.map((w) => w.filter(Number.isFinite).length), ...extra };
 }
 
 const isSilent = (a: SourceAudio) => a.every((c) => { for (let i = 0; i < c.length; i++) if (c[i] !== 0) return false; return true; });
@@ -89,13 +96,13 @@ async function scoreSong(song: Song, o: Options, engine: ReturnType<typeof creat
     for (const { evaluate: g, report } of groups(scored)) {
       const of = (e: (s: string) => SourceAudio): Group => ({ stems: g, refs: g.map((s) => refs.get(s)!), ests: g.map(e) });
       try {
-        const got = score(of((s) => est[s]!.channels));
+        const got = score(of((s) => est[s]!.channels), o.allMetrics);
         const bN = score(of(() => mixN));
         const bM = score(of(() => mix.channels));
         g.forEach((stem, j) => {
           if (!report.includes(stem)) return;
           const note = [run.note, run.stems?.[stem]].filter(Boolean).join('; ');
-          rows.push({ song: song.name, modelType: mt, stem, engine: run.engine, sdr: got.sdr[j]!, windows: got.windows[j]!, mixN: bN.sdr[j]!, mix: bM.sdr[j]!, ...(note ? { note } : {}) });
+          rows.push({ song: song.name, modelType: mt, stem, engine: run.engine, sdr: got.sdr[j]!, windows: got.windows[j]!, mixN: bN.sdr[j]!, mix: bM.sdr[j]!, ...(got.isr ? { isr: got.isr[j]!, sir: got.sir![j]!, sar: got.sar![j]! } : {}), ...(note ? { note } : {}) });
         });
       } catch (err) {
         if (!(err instanceof BssEvalError)) throw err;
@@ -149,9 +156,9 @@ export async function benchSeparationQuality(argv: string[] = process.argv.slice
     '(10 log10 |s|^2/|s - 0|^2); museval itself refuses an all-zero estimate, so an engine\'s silent stem is reported, not',
     'scored. Gain = SDR minus the best of silence (0), mix/N and mixture.',
     '',
-    '| song | model | stem | engine | SDR | windows | silence | mix/N | mixture | gain over best trivial | note |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.song} | ${r.modelType} | ${r.stem} | ${r.engine} | ${f2(r.sdr)} | ${r.windows} | 0.00 | ${f2(r.mixN)} | ${f2(r.mix)} | ${f2(r.sdr - Math.max(0, r.mix, r.mixN))} | ${r.note ?? ''} |`),
+    `| song | model | stem | engine | SDR | ${o.allMetrics ? 'ISR | SIR | SAR | ' : ''}windows | silence | mix/N | mixture | gain over best trivial | note |`,
+    `|---|---|---|---|---|${o.allMetrics ? '---|---|---|' : ''}---|---|---|---|---|---|`,
+    ...rows.map((r) => `| ${r.song} | ${r.modelType} | ${r.stem} | ${r.engine} | ${f2(r.sdr)} | ${o.allMetrics ? `${f2(r.isr ?? NaN)} | ${f2(r.sir ?? NaN)} | ${f2(r.sar ?? NaN)} | ` : ''}${r.windows} | 0.00 | ${f2(r.mixN)} | ${f2(r.mix)} | ${f2(r.sdr - Math.max(0, r.mix, r.mixN))} | ${r.note ?? ''} |`),
     '',
     '## Per model type and stem: median over songs (MUSDB\'s convention: median of the per-song medians)',
     '',

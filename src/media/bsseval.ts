@@ -7,8 +7,8 @@
  * decomposition est = s_true + e_spat + e_interf + e_artif has s_true = the reference itself (zero-padded by the
  * filter length), so e_spat + e_interf + e_artif = est - ref whatever the filters are, and a window's SDR is
  * 10 log10(sum ref^2 / sum (est - ref)^2) over the window's samples and channels. The filters only split that error
- * into ISR, SIR and SAR, which are not computed here. test/media/bsseval.test.ts checks every window against museval
- * itself (harness/cases/bsseval.py), a source delayed by 40 samples included.
+ * into ISR, SIR and SAR (src/media/bsseval-images.ts). test/engines/reference/bsseval.test.ts checks every window
+ * against museval itself (harness/cases/bsseval.py), a source delayed by 40 samples included.
  *
  * What museval does around it, and is done here the same way:
  * - estimates longer than the references are cut, shorter ones padded with zeros (`pad_or_truncate`);
