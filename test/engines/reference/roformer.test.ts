@@ -8,14 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { REL_TOLERANCE } from './golden.js';
 import { compareCase } from './roformer.js';
-import { chunkStarts } from '../../../src/engines/separation/onnx/roformer-chunks.js';
+import { chunkStarts, MdxcChunker, type Stereo } from '../../../src/engines/separation/onnx/roformer-chunks.js';
 import { parseRoformerConfig } from '../../../src/engines/separation/onnx/roformer-config.js';
 
 const GOLDEN = join(import.meta.dirname, '..', '..', 'fixtures', 'golden');
 
 describe('RoFormer stage against python-audio-separator (small goldens)', () => {
   for (const name of ['roformer_bs', 'roformer_mel']) {
-    for (const format of ['safetensors'] as const) {
+    for (const format of ['ckpt', 'safetensors'] as const) {
       it(`${name} from its ${format} file matches the reference within rel ${REL_TOLERANCE}`, async () => {
         const results = await compareCase(join(GOLDEN, name), { format, piece: 1500 });
         for (const r of results) expect(r.rel, `${r.name}: max abs ${r.maxAbs}`).toBeLessThanOrEqual(REL_TOLERANCE);
@@ -32,6 +32,36 @@ describe('RoFormer chunking and configuration', () => {
     expect(chunkStarts(1000, 2048, 1024)).toEqual([0]);
     expect(chunkStarts(2048, 2048, 1024)).toEqual([0]);
     expect(chunkStarts(2049, 2048, 1024)).toEqual([0, 1]);
+  });
+
+  it('streams: emits while input arrives, holds about two chunks, and an identity network gives the input back', async () => {
+    const chunk = 1000;
+    const n = 25_321;
+    const x: Stereo = [Float32Array.from({ length: n }, (_, i) => Math.sin(i / 7)), Float32Array.from({ length: n }, (_, i) => Math.cos(i / 5))];
+    const starts: number[] = [];
+    let fed = 0;
+    const chunker = new MdxcChunker(chunk, 333, ['s'], async (part) => {
+      starts.push(fed);
+      return { s: part };
+    });
+    const out: Stereo[] = [];
+    let emittedBeforeEnd = 0;
+    for (let i = 0; i < n; i += 700) {
+      fed = i;
+      const blocks = await chunker.push([x[0].subarray(i, i + 700), x[1].subarray(i, i + 700)]);
+      for (const b of blocks) {
+        out.push(b.stems.s!);
+        emittedBeforeEnd += b.stems.s![0].length;
+        expect(b.mix[0].length).toBe(b.stems.s![0].length);
+      }
+      // Never more than a chunk plus a step plus one push behind the input.
+      expect(Math.min(n, i + 700) - emittedBeforeEnd).toBeLessThanOrEqual(chunk + 333 + 700);
+    }
+    for (const b of await chunker.end()) out.push(b.stems.s!);
+    expect(starts.length).toBe(chunkStarts(n, chunk, 333).length);
+    const y = [0, 1].map((c) => Float32Array.from(out.flatMap((b) => Array.from(b[c]!))));
+    expect(y[0]!.length).toBe(n);
+    for (let c = 0; c < 2; c++) for (let i = 0; i < n; i += 97) expect(y[c]![i]).toBeCloseTo(x[c]![i]!, 5);
   });
 
   it('refuses configurations it would run wrong, naming the file', () => {

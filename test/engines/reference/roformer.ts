@@ -18,7 +18,7 @@ import { loadFftProvider } from '../../../src/media/dsp/fft.js';
 import { melBands } from '../../../src/engines/separation/onnx/roformer-bands.js';
 import { roformerBands } from '../../../src/engines/separation/onnx/roformer-graph.js';
 import { loadRoformer } from '../../../src/engines/separation/onnx/roformer.js';
-import type { Stereo } from '../../../src/engines/separation/onnx/roformer-chunks.js';
+import { chunkStarts, type Stereo } from '../../../src/engines/separation/onnx/roformer-chunks.js';
 import { channels, compareOutput, goldenTensor, readGolden, type OutputError } from './golden.js';
 
 const roformerCaseSchema = z.object({
@@ -48,7 +48,7 @@ export interface CompareOptions {
   threads?: number;
   /** Samples per push (default 1 s). */
   piece?: number;
-  /** Which weights file to load: the safetensors copy (default, until the torch.save reader lands) or the .ckpt. */
+  /** Which weights file to load: the torch.save .ckpt as released (default) or its safetensors copy. */
   format?: 'ckpt' | 'safetensors';
   /** Called with load and run figures (graph build, session create, seconds per chunk). */
   report?: (figures: Record<string, number>) => void;
@@ -60,7 +60,7 @@ const COPY_BELOW_BYTES = 64 << 20;
 export async function compareCase(dir: string, opts: CompareOptions = {}): Promise<OutputError[]> {
   const c = await readRoformerCase(dir);
   const golden = await readGolden(dir);
-  const weights = opts.format === 'ckpt' ? c.weights : c.weights_safetensors;
+  const weights = opts.format === 'safetensors' ? c.weights_safetensors : c.weights;
   let work = dir;
   if ((await stat(join(dir, weights))).size < COPY_BELOW_BYTES) {
     work = await mkdtemp(join(tmpdir(), 'soundry-roformer-'));
@@ -118,7 +118,8 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
     const demixSeconds = (performance.now() - t0) / 1000;
     if (at !== total) throw new Error(`${dir}: Soundry's RoFormer stage returned ${at} samples for ${total}`);
     for (const s of c.sources) results.push(compareOutput(s, got[s]!, channels(goldenTensor(golden, `output.${s}`, dir))));
-    opts.report?.({ graphMs: model.timings.graphMs, sessionMs: model.timings.sessionMs, chunkSeconds, demixSeconds });
+    const chunks = chunkStarts(total, cfg.chunk, Math.floor(cfg.chunk / cfg.overlap)).length;
+    opts.report?.({ graphMs: model.timings.graphMs, sessionMs: model.timings.sessionMs, chunkSeconds, demixSeconds, chunks });
     return results;
   } finally {
     await model.session.release();

@@ -14,8 +14,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { RealFft } from '../../../media/dsp/fft.js';
 import { istft, stft, type Spectrogram } from '../../../media/dsp/stft.js';
-import { readSafetensors } from '../../../models/checkpoint/safetensors.js';
-import type { Checkpoint } from '../../../models/checkpoint/types.js';
+import { readCheckpoint, type Checkpoint } from '../../../models/checkpoint/index.js';
 import { MdxcChunker, type ChunkBlock, type Stereo } from './roformer-chunks.js';
 import { readRoformerConfig, type RoformerConfig } from './roformer-config.js';
 import { buildRoformerGraph, type RoformerGraphOptions } from './roformer-graph.js';
@@ -134,7 +133,7 @@ export interface LoadedRoformer {
 export interface LoadRoformerOptions extends RoformerGraphOptions {
   threads?: number;
   providers?: readonly string[];
-  /** Reads the checkpoint (default: safetensors; the torch.save reader is passed here until it is the default). */
+  /** Reads the checkpoint (default: torch.save or safetensors, told apart by the file's first bytes). */
   readCheckpoint?: (path: string) => Promise<Checkpoint>;
 }
 
@@ -146,7 +145,7 @@ export async function loadRoformer(dir: string, ckptFile: string, yamlFile: stri
   const root = resolve(dir);
   const config = await readRoformerConfig(join(root, yamlFile));
   const t0 = performance.now();
-  const ckpt = await (opts.readCheckpoint ?? readSafetensors)(join(root, ckptFile));
+  const ckpt = await (opts.readCheckpoint ?? readCheckpoint)(join(root, ckptFile));
   const graph = buildRoformerGraph(ckpt, config, opts);
   await mkdir(root, { recursive: true });
   const graphPath = join(root, `${basename(ckptFile)}.soundry.onnx`);
