@@ -64,10 +64,11 @@ function groups(stems: string[]): Array<{ evaluate: string[]; report: string[] }
 
 function score(g: Group, all = false): { sdr: number[]; windows: number[]; isr?: number[]; sir?: number[]; sar?: number[] } {
   const opts = { window: RATE, hop: RATE };
-  const r = all ? bssEvalImages(g.refs, g.ests, opts) : bssEvalSdr(g.refs, g.ests, opts);
   const med = (rows: Float64Array[]) => rows.map((w) => trackMedian(w));
-  const extra = 'isr' in r ? { isr: med(r.isr), sir: med(r.sir), sar: med(r.sar) } : {};
-  return { sdr: med(r.sdr), windows: r.sdr.map((w) => w.filter(Number.isFinite).length), ...extra };
+  const r = all ? bssEvalImages(g.refs, g.ests, opts) : null;
+  const sdr = r ?? bssEvalSdr(g.refs, g.ests, opts);
+  const extra = r ? { isr: med(r.isr), sir: med(r.sir), sar: med(r.sar) } : {};
+  return { sdr: med(sdr.sdr), windows: sdr.sdr.map((w) => w.filter(Number.isFinite).length), ...extra };
 }
 
 const isSilent = (a: SourceAudio) => a.every((c) => { for (let i = 0; i < c.length; i++) if (c[i] !== 0) return false; return true; });
