@@ -8,8 +8,8 @@ values torch holds. Each file here is a layout the authors' own files use:
   a stride no row-major layout would give it;
 - protocol4.pt: the same written with pickle protocol 4 (FRAME, MEMOIZE, STACK_GLOBAL, SHORT_BINUNICODE);
 - demucs.th: a package as demucs.states.serialize_model writes it (klass, args, kwargs with a Fraction, fp16 state,
-  training_args), for a tiny HTDemucs, with inert objects (an omegaconf DictConfig, an argparse.Namespace) added to
-  training_args as older demucs files carry;
+  training_args), for a tiny HTDemucs, with objects added to training_args as older training scripts leave there (an
+  omegaconf DictConfig, an argparse.Namespace, a path, a datetime, a Counter, bytes);
 - lightning.ckpt: a PyTorch Lightning checkpoint ({'state_dict': ..., 'epoch': 3, optimizer states keyed by ints,
   hyper-parameters as a DictConfig, a numpy scalar in a callback's state});
 - legacy.pt, legacy4.pt: the pre-1.6 format (torch.save(..., _use_new_zipfile_serialization=False)), with a view, in
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import datetime
 import fractions
 import pathlib
 
@@ -75,7 +76,10 @@ def demucs_package() -> dict:
     training = OmegaConf.create({'dset': {'segment': 11}, 'optim': {'lr': 3e-4}, 'seed': 42})
     package = serialize_model(model, training, half=True)
     # Older demucs files keep objects of demucs' (or omegaconf's) classes here; Soundry never reads this key.
-    package['training_args']['inert'] = {'cfg': OmegaConf.create({'x': [1, 2]}), 'ns': argparse.Namespace(a=1)}
+    package['training_args']['inert'] = {
+        'cfg': OmegaConf.create({'x': [1, 2]}), 'ns': argparse.Namespace(a=1), 'path': pathlib.PurePosixPath('/data/musdb'),
+        'when': datetime.datetime(2022, 11, 3, 12, 30), 'counts': collections.Counter(drums=2), 'blob': b'\x00\xff',
+    }
     return package
 
 

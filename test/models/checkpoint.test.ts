@@ -61,6 +61,10 @@ describe('checkpoints written by torch.save and safetensors', () => {
     expect(cfg).toBeInstanceOf(Opaque);
     expect((cfg as Opaque).type).toBe('omegaconf.dictconfig.DictConfig');
     expect((at(ckpt.meta, 'training_args/inert/ns') as Opaque).type).toBe('argparse.Namespace');
+    expect(at(ckpt.meta, 'training_args/inert/path')).toBe('/data/musdb');
+    expect((at(ckpt.meta, 'training_args/inert/when') as Opaque).type).toBe('datetime.datetime');
+    expect(at(ckpt.meta, 'training_args/inert/counts')).toEqual({ drums: 2 });
+    expect((at(ckpt.meta, 'training_args/inert/blob') as Opaque).type).toBe('bytes');
     expect(Object.isFrozen(cfg)).toBe(true);
     // The state dict is the package's `state`; meta holds the same TensorRefs there.
     expect([...ckpt.tensors.values()].every((t) => t.dtype === 'float16')).toBe(true);

@@ -2,9 +2,10 @@
  * A restricted unpickler for checkpoint files. Python's pickle is a small stack machine whose GLOBAL and REDUCE
  * opcodes import and call anything; this one imports and calls nothing. It knows the opcodes torch.save emits
  * (protocols 2 to 5) and builds plain values; a call (REDUCE, OBJ, INST) is honoured only for an allow-list of
- * globals whose meaning it reimplements (an OrderedDict, a Fraction, a set, and what the caller's hooks know: torch's
- * tensor rebuilders), and any other call refuses the whole file, naming the global: that is how hostile pickles
- * (os.system, builtins.eval, subprocess.Popen via GLOBAL + REDUCE) work, and no checkpoint Soundry needs makes one.
+ * globals whose meaning it reimplements (pickle-calls.ts: an OrderedDict, a Fraction, a set, a path; and what the
+ * caller's hooks know: torch's tensor rebuilders), and any other call refuses the whole file, naming the global: that
+ * is how hostile pickles (os.system, builtins.eval, subprocess.Popen via GLOBAL + REDUCE) work. The list is a superset
+ * of what torch.load(weights_only=True), torch's own safe loader and its default since 2.6, accepts.
  *
  * Two things are kept, inertly, instead of refused, so that a file still loads when a key Soundry never reads holds
  * someone's class (demucs' `training_args`, Lightning's hyper-parameters, an omegaconf DictConfig):
@@ -17,43 +18,10 @@
  * result is converted.
  */
 import { Opaque, type PlainValue } from './types.js';
+import { genericCall } from './pickle-calls.js';
+import { Native, PickleTruncated, PyBytes, PyDict, PyGlobal, PyTuple, fail, type PyValue } from './pickle-values.js';
 
-export class PickleError extends Error {}
-/** The pickle ran past the bytes given: a caller reading a window of a file may retry with a larger one. */
-export class PickleTruncated extends PickleError {}
-
-function fail(why: string): never {
-  throw new PickleError(why);
-}
-
-export class PyTuple {
-  constructor(readonly items: readonly PyValue[]) {}
-}
-export class PyDict {
-  readonly entries = new Map<PyValue, PyValue>();
-}
-export class PyBytes {
-  constructor(readonly bytes: Uint8Array) {}
-}
-/** A reference to a module attribute, never resolved. */
-export class PyGlobal {
-  constructor(
-    readonly module: string,
-    readonly name: string,
-  ) {}
-  get qualified(): string {
-    return `${this.module}.${this.name}`;
-  }
-}
-/** A value a hook built (a tensor, a storage): `plain(path)` is what it becomes at that dotted path of the output. */
-export class Native {
-  constructor(
-    readonly payload: unknown,
-    readonly plain: (path: string) => PlainValue,
-  ) {}
-}
-
-export type PyValue = null | boolean | number | bigint | string | PyValue[] | PyTuple | PyDict | PyBytes | PyGlobal | Opaque | Native;
+export { Native, PickleError, PickleTruncated, PyBytes, PyDict, PyGlobal, PyTuple, type PyValue } from './pickle-values.js';
 
 export interface PickleHooks {
   /** BINPERSID: torch's storage references. */
@@ -76,70 +44,6 @@ export const DEFAULT_LIMITS: PickleLimits = { maxMemo: 1 << 20, maxStack: 1 << 2
 const MODULE_ALIASES: Readonly<Record<string, string>> = { __builtin__: 'builtins', copy_reg: 'copyreg' };
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_.]{0,255}$/;
-
-function ints(args: readonly PyValue[]): number[] | undefined {
-  return args.every((a) => typeof a === 'number' && Number.isInteger(a)) ? (args as number[]) : undefined;
-}
-
-/** The calls any checkpoint may make, reimplemented; each is a pure constructor of a value. */
-function genericCall(fn: PyGlobal, args: readonly PyValue[]): PyValue | undefined {
-  switch (fn.qualified) {
-    case 'collections.OrderedDict':
-    case 'builtins.dict': {
-      const d = new PyDict();
-      const pairs = args[0];
-      if (args.length === 0) return d;
-      if (args.length === 1 && Array.isArray(pairs)) {
-        for (const p of pairs) {
-          if (!(p instanceof PyTuple || Array.isArray(p))) fail(`${fn.qualified} given a pair that is not a pair`);
-          const kv = p instanceof PyTuple ? p.items : p;
-          if (kv.length !== 2) fail(`${fn.qualified} given a pair of ${kv.length}`);
-          d.entries.set(kv[0]!, kv[1]!);
-        }
-        return d;
-      }
-      return fail(`${fn.qualified} called with unexpected arguments`);
-    }
-    // The factory is a stored global, never called: the dict's items follow as SETITEMS or BUILD.
-    case 'collections.defaultdict':
-      return new PyDict();
-    case 'fractions.Fraction': {
-      const n = ints(args);
-      if (n && n.length === 2 && n[1] !== 0) return n[0]! / n[1]!;
-      if (n && n.length === 1) return n[0]!;
-      const s = args[0];
-      if (args.length === 1 && typeof s === 'string') {
-        const m = /^\s*([+-]?\d+)(?:\s*\/\s*(\d+))?\s*$/.exec(s);
-        if (m && m[2] !== '0') return Number(m[1]) / (m[2] === undefined ? 1 : Number(m[2]));
-      }
-      return fail(`fractions.Fraction called with unexpected arguments`);
-    }
-    case 'builtins.set':
-    case 'builtins.frozenset':
-      if (args.length === 0) return [];
-      if (args.length === 1 && Array.isArray(args[0])) return [...args[0]];
-      return fail(`${fn.qualified} called with unexpected arguments`);
-    // Protocol 2 writes a bytes object as _codecs.encode(latin-1 text, 'latin1').
-    case '_codecs.encode':
-      if (args.length === 2 && typeof args[0] === 'string' && (args[1] === 'latin1' || args[1] === 'latin-1')) return new PyBytes(Buffer.from(args[0], 'latin1'));
-      return fail('_codecs.encode called with unexpected arguments');
-    // Protocol 0/1 object creation: object.__new__(cls); kept inert like NEWOBJ.
-    case 'copyreg._reconstructor':
-      if (args[0] instanceof PyGlobal && args[1] instanceof PyGlobal && args[1].qualified === 'builtins.object') return new Opaque(args[0].qualified);
-      return fail('copyreg._reconstructor called with a base other than object');
-    // numpy arrays and scalars in training metadata (a Lightning callback's score): data, kept inert.
-    case 'numpy.core.multiarray._reconstruct':
-    case 'numpy._core.multiarray._reconstruct':
-      return new Opaque('numpy.ndarray');
-    case 'numpy.core.multiarray.scalar':
-    case 'numpy._core.multiarray.scalar':
-      return new Opaque('numpy scalar');
-    case 'numpy.dtype':
-      return new Opaque('numpy.dtype');
-    default:
-      return undefined;
-  }
-}
 
 /** Reads one pickle starting at `start`; returns its value and the offset just past its STOP. */
 export function unpickle(buf: Uint8Array, start: number, hooks: PickleHooks, limits: PickleLimits = DEFAULT_LIMITS): { value: PyValue; end: number } {
