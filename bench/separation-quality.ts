@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { relative, resolve } from 'node:path';
 import type { AudioData } from '../src/media/audio.js';
@@ -11,18 +12,20 @@ import { findSongs, loadAudio, scorableStems, sumOf, type Song } from './separat
 
 /**
  * `npm run bench -- separation-quality [--dir D] [--engine auto|builtin|<model>] [--model-types 350,501] [--seconds S]
- * [--out NAME] [--all-metrics]`: scores a separation engine on a folder of MUSDB-like songs (<song>/mixture.wav + <song>/<stem>.wav)
+ * [--out NAME] [--all-metrics] [--dump DIR]`: scores a separation engine on a folder of MUSDB-like songs (<song>/mixture.wav + <song>/<stem>.wav)
  * with SDR as museval computes it for MUSDB18 (src/media/bsseval.ts: BSS Eval v4, 1 s windows, median over windows),
  * per stem per song, beside trivial estimates scored the same way. The engine is chosen per model type as a task
  * chooses it (SEPARATION_ENGINE semantics: `auto` takes the best model installed in MODELS_DIR, else the built-in
  * engine; a model name forces that model). Default folder: the corpus' separation set. --all-metrics adds the
  * engine's ISR, SIR and SAR (src/media/bsseval-images.ts: museval's 512-tap filters; tens of seconds per 4-stem song).
+ * --dump DIR writes every scored group's references, estimates and figures, so that museval itself can score the very
+ * same arrays (`harness/.venv/bin/python harness/bsseval_dump_check.py DIR`).
  */
 
 const RATE = 44100;
 const DEFAULT_DIR = `${root}../shared/corpus/separation`;
 
-interface Options { dir: string; engine: string; modelTypes: number[]; seconds?: number; out: string; allMetrics: boolean }
+interface Options { dir: string; engine: string; modelTypes: number[]; seconds?: number; out: string; allMetrics: boolean; dump?: string }
 
 function options(argv: string[]): Options {
   const get = (name: string) => {
@@ -34,7 +37,7 @@ function options(argv: string[]): Options {
   const types = get('--model-types')?.split(',').map(Number) ?? Object.keys(STEMS_BY_MODEL_TYPE).map(Number);
   for (const t of types) if (!STEMS_BY_MODEL_TYPE[t]) throw new Error(`--model-types: ${t} is not a separation model type`);
   const seconds = get('--seconds');
-  return { dir: resolve(get('--dir') ?? DEFAULT_DIR), engine, modelTypes: types, ...(seconds ? { seconds: Number(seconds) } : {}), out: get('--out') ?? 'separation-quality', allMetrics: argv.includes('--all-metrics') };
+  return { dir: resolve(get('--dir') ?? DEFAULT_DIR), engine, modelTypes: types, ...(seconds ? { seconds: Number(seconds) } : {}), out: get('--out') ?? 'separation-quality', allMetrics: argv.includes('--all-metrics'), ...(get('--dump') ? { dump: resolve(get('--dump')!) } : {}) };
 }
 
 export interface Row {
@@ -71,6 +74,22 @@ function score(g: Group, all = false): { sdr: number[]; windows: number[]; isr?:
   return { sdr: med(sdr.sdr), windows: sdr.sdr.map((w) => w.filter(Number.isFinite).length), ...extra };
 }
 
+/** museval's layout [sources, samples, channels], float32 little-endian, and the figures Soundry gave them. */
+function dump(dir: string, name: string, g: Group, got: ReturnType<typeof score>): void {
+  mkdirSync(dir, { recursive: true });
+  const base = `${dir}/${name.replace(/[^\w.+-]+/g, '_')}`;
+  const n = g.refs[0]![0]!.length;
+  const nchan = g.refs[0]!.length;
+  const pack = (xs: SourceAudio[]) => {
+    const out = new Float32Array(xs.length * n * nchan);
+    xs.forEach((src, j) => src.forEach((c, ch) => { for (let i = 0; i < Math.min(n, c.length); i++) out[(j * n + i) * nchan + ch] = c[i]!; }));
+    return Buffer.from(out.buffer);
+  };
+  writeFileSync(`${base}.ref.f32`, pack(g.refs));
+  writeFileSync(`${base}.est.f32`, pack(g.ests));
+  writeFileSync(`${base}.json`, JSON.stringify({ stems: g.stems, samples: n, channels: nchan, window: RATE, hop: RATE, ...got }));
+}
+
 const isSilent = (a: SourceAudio) => a.every((c) => { for (let i = 0; i < c.length; i++) if (c[i] !== 0) return false; return true; });
 
 async function scoreSong(song: Song, o: Options, engine: ReturnType<typeof createSeparationEngine>): Promise<Row[]> {
@@ -98,6 +117,7 @@ async function scoreSong(song: Song, o: Options, engine: ReturnType<typeof creat
       const of = (e: (s: string) => SourceAudio): Group => ({ stems: g, refs: g.map((s) => refs.get(s)!), ests: g.map(e) });
       try {
         const got = score(of((s) => est[s]!.channels), o.allMetrics);
+        if (o.dump) dump(o.dump, `${song.name}.${mt}.${g.join('+')}`, of((s) => est[s]!.channels), got);
         const bN = score(of(() => mixN));
         const bM = score(of(() => mix.channels));
         g.forEach((stem, j) => {
@@ -119,7 +139,8 @@ const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
 const median = (xs: number[]) => trackMedian(xs);
 
 function summary(rows: Row[]): string[] {
-  const keys = [...new Set(rows.map((r) => `${r.modelType}|${r.stem}`))];
+  const order = (r: Row) => Object.keys(STEMS_BY_MODEL_TYPE).indexOf(String(r.modelType)) * 100 + outputStems(r.modelType).indexOf(r.stem);
+  const keys = [...new Set([...rows].sort((a, b) => order(a) - order(b)).map((r) => `${r.modelType}|${r.stem}`))];
   return keys.map((k) => {
     const rs = rows.filter((r) => `${r.modelType}|${r.stem}` === k && Number.isFinite(r.sdr));
     const [mt, stem] = k.split('|');
