@@ -138,6 +138,12 @@ async function scoreSong(song: Song, o: Options, engine: ReturnType<typeof creat
 const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
 const median = (xs: number[]) => trackMedian(xs);
 
+function partial(rows: Row[]): string[] {
+  const most = new Map<string, number>();
+  for (const r of rows) most.set(r.song, Math.max(most.get(r.song) ?? 0, r.windows));
+  return rows.filter((r) => Number.isFinite(r.sdr) && r.windows < most.get(r.song)!).map((r) => `${r.song} ${r.modelType} ${r.stem} (${r.windows} of ${most.get(r.song)})`);
+}
+
 function summary(rows: Row[]): string[] {
   const order = (r: Row) => Object.keys(STEMS_BY_MODEL_TYPE).indexOf(String(r.modelType)) * 100 + outputStems(r.modelType).indexOf(r.stem);
   const keys = [...new Set([...rows].sort((a, b) => order(a) - order(b)).map((r) => `${r.modelType}|${r.stem}`))];
@@ -189,7 +195,11 @@ export async function benchSeparationQuality(argv: string[] = process.argv.slice
     ...summary(rows),
     '',
     `Stems scored: ${scored.length} of ${rows.length}; not scored (silent estimate or refused): ${rows.length - scored.length}.`,
+    // BSS Eval skips a window where any of the group's estimates is silent: an engine that mutes a stem where unsure
+    // is judged only where it spoke, while the trivial estimates are judged everywhere. Say where that happened.
+    `Scored on fewer windows than the song's most (BSS Eval skipped windows where an estimate or reference was silent, so these figures cover only part of the song): ${partial(rows).join('; ') || 'none'}.`,
     `Below the best trivial estimate: ${below.length}; below 0 dB (worse than silence): ${scored.filter((r) => r.sdr < 0).length}; worst ${f2(Math.min(...scored.map((r) => r.sdr)))} dB.`,
+    ...(o.dump ? [`Dumped to ${o.dump}: \`harness/.venv/bin/python harness/bsseval_dump_check.py ${o.dump}\` scores the same arrays with museval.`] : []),
     `Mean SDR ${f2(scored.reduce((a, r) => a + r.sdr, 0) / Math.max(1, scored.length))} dB; mean gain over the best trivial estimate ${f2(scored.reduce((a, r) => a + r.sdr - Math.max(0, r.mix, r.mixN), 0) / Math.max(1, scored.length))} dB.`,
     '',
   ].join('\n');
