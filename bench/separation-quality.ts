@@ -132,7 +132,9 @@ async function scoreSong(song: Song, o: Options, engine: ReturnType<typeof creat
     }
     console.error(`separation-quality: ${song.name} ${mt} (${run.engine}) done`);
   }
-  return rows;
+  // In the model's stem order, whichever way each stem was scored (silent stems are settled first above).
+  const order = (r: Row) => o.modelTypes.indexOf(r.modelType) * 100 + outputStems(r.modelType).indexOf(r.stem);
+  return rows.sort((a, b) => order(a) - order(b));
 }
 
 const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
@@ -203,6 +205,11 @@ export async function benchSeparationQuality(argv: string[] = process.argv.slice
     `Mean SDR ${f2(scored.reduce((a, r) => a + r.sdr, 0) / Math.max(1, scored.length))} dB; mean gain over the best trivial estimate ${f2(scored.reduce((a, r) => a + r.sdr - Math.max(0, r.mix, r.mixN), 0) / Math.max(1, scored.length))} dB.`,
     '',
   ].join('\n');
+  // An absolute `--out /x/y.md` writes there (tests); a plain name goes to bench/results/<name>.md.
+  if (o.out.startsWith('/') && o.out.endsWith('.md')) {
+    writeFileSync(o.out, md);
+    return o.out;
+  }
   return writeResult(o.out, md);
 }
 
