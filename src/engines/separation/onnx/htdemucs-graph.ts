@@ -13,7 +13,7 @@ import { basename } from 'node:path';
 import type { Checkpoint } from '../../../models/checkpoint/types.js';
 import { Graph, int } from '../../onnx-graph/graph.js';
 import type { HtdemucsConfig } from './htdemucs-config.js';
-import { binary, conv, decoderLayer, encoderLayer, type LayerSpec, moments, numel, reshape, type Value } from './htdemucs-layers.js';
+import { binary, conv, decoderLayer, encoderLayer, type LayerSpec, moments, reshape, type Value } from './htdemucs-layers.js';
 import { crossTransformer } from './htdemucs-transformer.js';
 
 /** Bumped whenever the graph this module writes changes, so cached graphs beside checkpoints are rebuilt. */
@@ -37,7 +37,7 @@ export function htdemucsShapes(cfg: HtdemucsConfig): HtdemucsShapes {
  */
 function standardise(g: Graph, x: Value): { x: Value; mean: string; std: string } {
   const axes = x.s.map((_, i) => i).slice(1);
-  const { mean: meanD, variance } = moments(g, x.v, axes, numel(x.s.slice(1)));
+  const { mean: meanD, variance } = moments(g, x, axes, true);
   const mean = g.op1('Cast', [meanD], { to: int(1) });
   const std = g.op1('Cast', [g.op1('Sqrt', [variance])], { to: int(1) });
   return { x: { v: g.op1('Div', [g.op1('Sub', [x.v, mean]), g.op1('Add', [std, g.scalar(1e-5)])]), s: x.s }, mean, std };

@@ -57,27 +57,31 @@ function perChannel(g: Graph, key: string, c: number, rank: number): string {
 }
 
 /**
- * (x - mean) / sqrt(var + eps) over the last axis, the statistics in float64 from the centred values. PyTorch's
- * reductions sum in cascades and are accurate to about 1e-7; onnxruntime's float32 ReduceMean / ReduceSumSquare /
- * InstanceNormalization sum straight through, which over a long row (2.75M spectrogram values, 1.4M transformer
- * activations) is off by 1e-4 and more (measured: the input spectrogram's variance 1.4e-4 off), enough to miss the
- * 1e-4 bar by itself. Only the two statistics are float64; the normalised values are float32 as in PyTorch.
+ * (x - mean) / sqrt(var + eps) over the last axis, with the statistics in float64. PyTorch's reductions are
+ * accurate to about 1e-7 over millions of values; onnxruntime's float32 ReduceSumSquare over the small case's
+ * 36,864 spectrogram values was 1.4e-4 off (PyTorch: 4e-8), which alone put the frequency branch 1e-3 off the
+ * reference. Rows here reach 2.75M values (the input spectrogram) and 8.3M (the time branch's DConv norms), so every
+ * norm takes its statistics in float64; the normalised values stay float32, as in PyTorch.
  */
-export function normalise(g: Graph, x: string, eps: number): string {
+export function normalise(g: Graph, x: Value, eps: number): string {
   const { mean, variance } = moments(g, x, [-1]);
   const std = g.op1('Cast', [g.op1('Sqrt', [g.op1('Add', [variance, g.constant([], [eps], 'double')])])], { to: int(1) });
-  return g.op1('Div', [g.op1('Sub', [x, g.op1('Cast', [mean], { to: int(1) })]), std]);
+  return g.op1('Div', [g.op1('Sub', [x.v, g.op1('Cast', [mean], { to: int(1) })]), std]);
 }
 
-/** Mean and biased variance of x over `axes` (kept as size-1 dims), in float64. */
-export function moments(g: Graph, x: string, axes: number[], unbiasedCount?: number): { mean: string; variance: string } {
+/**
+ * Mean and variance (biased, or unbiased given the count) of x over `axes` (kept as size-1 dims), in float64, in one
+ * pass over a single float64 copy: E[x^2] - E[x]^2 loses nothing in float64 at these ranges, and a centred float64
+ * copy would double the memory this costs.
+ */
+export function moments(g: Graph, x: Value, axes: number[], unbiased = false): { mean: string; variance: string } {
   const ax = g.ints(axes);
-  const xd = g.op1('Cast', [x], { to: int(11) });
+  const count = axes.reduce((n, a) => n * x.s[a < 0 ? x.s.length + a : a]!, 1);
+  const xd = g.op1('Cast', [x.v], { to: int(11) });
   const mean = g.op1('ReduceMean', [xd, ax], { keepdims: int(1) });
-  const centred = g.op1('Sub', [xd, mean]);
-  const variance = unbiasedCount === undefined
-    ? g.op1('ReduceMean', [g.op1('Mul', [centred, centred]), ax], { keepdims: int(1) })
-    : g.op1('Div', [g.op1('ReduceSumSquare', [centred, ax], { keepdims: int(1) }), g.constant([], [unbiasedCount - 1], 'double')]);
+  const meanSquare = g.op1('Div', [g.op1('ReduceSumSquare', [xd, ax], { keepdims: int(1) }), g.constant([], [count], 'double')]);
+  const biased = g.op1('Sub', [meanSquare, g.op1('Mul', [mean, mean])]);
+  const variance = unbiased ? g.op1('Mul', [biased, g.constant([], [count / (count - 1)], 'double')]) : biased;
   return { mean, variance };
 }
 
@@ -88,7 +92,7 @@ export function moments(g: Graph, x: string, axes: number[], unbiasedCount?: num
 export function groupNorm(g: Graph, x: Value, key: string, groups: number, eps = 1e-5): Value {
   const [n, c] = x.s as [number, number];
   const grouped = reshape(g, x, [n, groups, numel(x.s) / (n * groups)]);
-  const back = reshape(g, { v: normalise(g, grouped.v, eps), s: grouped.s }, x.s);
+  const back = reshape(g, { v: normalise(g, grouped, eps), s: grouped.s }, x.s);
   const scaled = g.op1('Mul', [back.v, perChannel(g, `${key}.weight`, c, x.s.length)]);
   return { v: g.op1('Add', [scaled, perChannel(g, `${key}.bias`, c, x.s.length)]), s: x.s };
 }

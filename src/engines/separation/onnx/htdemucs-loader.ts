@@ -23,6 +23,8 @@ export interface LoadedHtdemucs {
   graphPath: string;
   /** Whether this call (re)built the graph. */
   built: boolean;
+  /** Milliseconds spent building and writing the graph (0 when reused) and creating the session. */
+  ms: { build: number; session: number };
 }
 
 export interface HtdemucsLoadOptions {
@@ -66,6 +68,7 @@ export async function loadHtdemucsCheckpoint(dir: string, file: string, opts: Ht
   const st = await stat(path);
   const stamp = { builder: HTDEMUCS_GRAPH_VERSION, checkpoint: file, size: st.size, mtimeMs: st.mtimeMs };
   let built = false;
+  const t0 = performance.now();
   if (!(await isCurrent(graphPath, stampPath, stamp))) {
     const bytes = buildHtdemucsGraph(checkpoint, config);
     // Written under temporary names and renamed, so a crash never leaves a truncated graph with a valid stamp.
@@ -75,12 +78,14 @@ export async function loadHtdemucsCheckpoint(dir: string, file: string, opts: Ht
     await rename(`${stampPath}.tmp`, stampPath);
     built = true;
   }
+  const t1 = performance.now();
   const session = await openSeparationSession(graphPath, opts.threads, opts.providers);
+  const ms = { build: built ? t1 - t0 : 0, session: performance.now() - t1 };
   const preset: DemucsPreset = {
     family: 'htdemucs', name, file: basename(graphPath), layout: 'sevagh',
     sources: config.sources, segment: config.segmentSamples, nFft: config.nfft,
   };
-  return { session, preset, config, graphPath, built };
+  return { session, preset, config, graphPath, built, ms };
 }
 
 async function isCurrent(graphPath: string, stampPath: string, want: z.infer<typeof stampSchema>): Promise<boolean> {

@@ -19,7 +19,7 @@ function layerNorm(g: Graph, x: Value, key: string): Value {
 /** MyGroupNorm(1, C) on [B, N, C]: normalised over all N*C values of the item, affine per channel. */
 function groupNormTokens(g: Graph, x: Value, key: string): Value {
   const [b, n, c] = x.s as [number, number, number];
-  const flat = g.op1('Reshape', [x.v, g.ints([b, 1, n * c])]);
+  const flat = reshape(g, x, [b, 1, n * c]);
   const back = g.op1('Reshape', [normalise(g, flat, 1e-5), g.ints(x.s)]);
   return { v: g.op1('Add', [g.op1('Mul', [back, g.weight(`${key}.weight`, [c])]), g.weight(`${key}.bias`, [c])]), s: x.s };
 }
