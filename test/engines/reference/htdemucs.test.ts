@@ -43,9 +43,12 @@ describe.each(CASES)('%s vs demucs apply_model (small golden)', (name) => {
     }
   });
 
-  it(`the author's safetensors copy matches every stem within rel ${REL_TOLERANCE}`, async () => {
-    const errors = await compareCase(dir, { threads: 1, piece: 3001, weights: 'safetensors' });
-    for (const e of errors) console.log(`${name} safetensors ${e.name}: max abs ${e.maxAbs.toExponential(2)}, rel ${e.rel.toExponential(2)}`);
+  it.each([
+    ['safetensors', "the author's safetensors copy"],
+    ['th', "Meta's .th package"],
+  ] as const)(`%s (%s) matches every stem within rel ${REL_TOLERANCE}`, async (weights) => {
+    const errors = await compareCase(dir, { threads: 1, piece: 3001, weights });
+    for (const e of errors) console.log(`${name} ${weights} ${e.name}: max abs ${e.maxAbs.toExponential(2)}, rel ${e.rel.toExponential(2)}`);
     const c = await readHtdemucsCase(dir);
     expect(errors.map((e) => e.name)).toEqual(['net.freq', 'net.time', 'net.output', ...c.sources]);
     for (const e of errors) expect(e.rel, e.name).toBeLessThanOrEqual(REL_TOLERANCE);
@@ -64,6 +67,10 @@ describe.each(CASES)('%s vs demucs apply_model (small golden)', (name) => {
     const rebuilt = await loadHtdemucsCheckpoint(dir, c.weights.safetensors, { threads: 1 });
     await rebuilt.session.release();
     expect(rebuilt.built).toBe(true);
+  });
+
+  it('refuses a safetensors file that is not a demucs export, naming it', async () => {
+    await expect(loadHtdemucsCheckpoint(dir, 'golden.safetensors', { threads: 1 })).rejects.toThrow(/golden\.safetensors: the safetensors metadata has no 'kwargs'/);
   });
 });
 

@@ -39,7 +39,7 @@ export async function readHtdemucsCase(dir: string): Promise<HtdemucsCase> {
   return parsed.data;
 }
 
-export interface CompareOptions extends Pick<HtdemucsLoadOptions, 'threads' | 'readTorch'> {
+export interface CompareOptions extends Pick<HtdemucsLoadOptions, 'threads'> {
   /** Which of the case's weight files to load (default: safetensors). */
   weights?: 'th' | 'safetensors';
   /** Samples per push, as a decoder would feed the stream (default: 1 s). */
@@ -119,7 +119,7 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
   if (mix.length !== 2) throw new Error(`${dir}: HTDemucs input must be stereo, has ${mix.length} channels`);
   const file = c.weights[opts.weights ?? 'safetensors'];
   const t0 = performance.now();
-  const loaded = await loadHtdemucsCheckpoint(dir, file, { threads: opts.threads, readTorch: opts.readTorch });
+  const loaded = await loadHtdemucsCheckpoint(dir, file, { threads: opts.threads });
   opts.onLoad?.(loaded, { open: performance.now() - t0 });
   try {
     if (loaded.preset.segment !== c.segment || loaded.preset.nFft !== c.nFft) {

@@ -37,10 +37,13 @@ export function slice(g: Graph, x: Value, axis: number, start: number, end: numb
   return { v: g.op1('Slice', [x.v, g.ints([start]), g.ints([end]), g.ints([axis])]), s };
 }
 
-/** torch F.gelu (exact): 0.5 * x * (1 + erf(x / sqrt(2))). */
+/**
+ * torch F.gelu (exact, erf form), written as x * (1 + erf(x / sqrt 2)) * 0.5: the node pattern onnxruntime fuses
+ * into one Gelu kernel.
+ */
 export function gelu(g: Graph, x: Value): Value {
-  const e = g.op1('Erf', [g.op1('Mul', [x.v, g.scalar(Math.SQRT1_2)])]);
-  return { v: g.op1('Mul', [g.op1('Mul', [x.v, g.scalar(0.5)]), g.op1('Add', [e, g.scalar(1)])]), s: x.s };
+  const erf = g.op1('Erf', [g.op1('Div', [x.v, g.scalar(Math.SQRT2)])]);
+  return { v: g.op1('Mul', [g.op1('Mul', [x.v, g.op1('Add', [erf, g.scalar(1)])]), g.scalar(0.5)]), s: x.s };
 }
 
 /** torch F.glu along the channel axis: first half * sigmoid(second half). */

@@ -6,11 +6,10 @@
  * missing or stale graph is rebuilt, a current one reused. The result is a session and the DemucsPreset that
  * DemucsStage runs it with.
  */
-import { open, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { z } from 'zod';
-import type { Checkpoint } from '../../../models/checkpoint/types.js';
-import { readSafetensors } from '../../../models/checkpoint/safetensors.js';
+import { readCheckpoint } from '../../../models/checkpoint/index.js';
 import { readDemucsCheckpoint, type HtdemucsConfig } from './htdemucs-config.js';
 import { buildHtdemucsGraph, HTDEMUCS_GRAPH_VERSION } from './htdemucs-graph.js';
 import { MODEL_RATE, type DemucsPreset } from './presets.js';
@@ -30,30 +29,13 @@ export interface LoadedHtdemucs {
 export interface HtdemucsLoadOptions {
   threads?: number;
   providers?: readonly string[];
-  /** Reads a torch.save file (Meta's `.th`); the safetensors reader is built in. */
-  readTorch?: (path: string) => Promise<Checkpoint>;
 }
 
 const stampSchema = z.object({ builder: z.number(), checkpoint: z.string(), size: z.number(), mtimeMs: z.number() });
 
-/** torch.save files are ZIP archives ("PK\x03\x04"); safetensors start with their header's length. */
-async function isZip(path: string): Promise<boolean> {
-  const fh = await open(path, 'r');
-  try {
-    const head = Buffer.alloc(4);
-    await fh.read(head, 0, 4, 0);
-    return head.readUInt32LE(0) === 0x04034b50;
-  } finally {
-    await fh.close();
-  }
-}
-
-export async function readHtdemucsFile(path: string, readTorch?: (path: string) => Promise<Checkpoint>) {
-  if (await isZip(path)) {
-    if (!readTorch) throw new Error(`${basename(path)}: a torch.save checkpoint, and no torch reader was given`);
-    return readDemucsCheckpoint(await readTorch(path));
-  }
-  return readDemucsCheckpoint(await readSafetensors(path));
+/** The configuration and state dict of an HTDemucs checkpoint, whichever format (told apart by its first bytes). */
+export async function readHtdemucsFile(path: string) {
+  return readDemucsCheckpoint(await readCheckpoint(path));
 }
 
 /** Builds (or reuses) the graph for `dir/file` and opens it. */
@@ -62,7 +44,7 @@ export async function loadHtdemucsCheckpoint(dir: string, file: string, opts: Ht
   const name = basename(file, extname(file));
   const graphPath = join(dir, `${name}.graph.onnx`);
   const stampPath = join(dir, `${name}.graph.json`);
-  const { config, checkpoint } = await readHtdemucsFile(path, opts.readTorch);
+  const { config, checkpoint } = await readHtdemucsFile(path);
   if (config.samplerate !== MODEL_RATE) throw new Error(`${file}: HTDemucs at ${config.samplerate} Hz; the separation engine runs at ${MODEL_RATE} Hz`);
   if (config.audioChannels !== 2) throw new Error(`${file}: HTDemucs with ${config.audioChannels} audio channels; the separation engine is stereo`);
   const st = await stat(path);
