@@ -28,6 +28,7 @@ export async function writeRealStandins(dir: string, names: readonly string[] = 
   for (const name of names) {
     const preset = findPreset(name);
     if (!preset) throw new Error(`no separation preset ${name}`);
+    if (preset.family !== 'mdx' && preset.family !== 'htdemucs') throw new Error(`${name} runs from its authors' checkpoint: the harness writes its stand-ins (harness/cases)`);
     const path = join(dir, preset.name, preset.file);
     if (preset.family === 'mdx') {
       const shape = { dimF: preset.dimF, dimT: preset.dimT };

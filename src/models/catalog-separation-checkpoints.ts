@@ -149,6 +149,21 @@ export const CHECKPOINT_SEPARATION_MODELS: readonly OtherModelEntry[] = [
     ],
   },
   {
+    name: 'mel-band-roformer-kim',
+    kind: 'separation',
+    description: 'Mel-Band RoFormer vocals by Kimberley Jensen (228.2 M parameters, fp32): 10.98 dB vocals SDR on MVSep Multisong (ZFTurbo docs); serves model_type 350 and the vocal half of 490',
+    license: "MIT, as stated on the model card of KimberleyJSN/melbandroformer (training data not disclosed); configuration from ZFTurbo/Music-Source-Separation-Training (MIT)",
+    meta: {
+      engine: 'roformer-checkpoint', architecture: 'mel_band_roformer', sampleRate: 44100, stems: ['vocals'], complement: 'instrumental', modelTypes: [350, 490],
+      checkpointFile: 'MelBandRoformer.ckpt', configFile: 'config_vocals_mel_band_roformer_kj.yaml',
+      nFft: 2048, hop: 441, chunkSize: 352800, numOverlap: 2,
+    },
+    files: [
+      { path: 'MelBandRoformer.ckpt', url: 'https://huggingface.co/KimberleyJSN/melbandroformer/resolve/ac9b0614ab3cd7f77219e18ba494dfd93956c348/MelBandRoformer.ckpt', sizeBytes: 913106900, sha256: '87201f4d31afb5bc79993230fc49446918425574db48c01c405e44f365c7559e' },
+      { path: 'config_vocals_mel_band_roformer_kj.yaml', url: `${MSST_RAW}/4a9f4d74ba06fb271fdc92c5c6528dfb79fc90bd/configs/KimberleyJensen/config_vocals_mel_band_roformer_kj.yaml`, sizeBytes: 1721, sha256: 'f63f38eb1e6e40a7db0dade714a5ae257555dd8748f4e774eae8679275a81926' },
+    ],
+  },
+  {
     name: 'bs-roformer-viperx-1297',
     kind: 'separation',
     description: 'BS-RoFormer vocals by viperx (ep_317; 159.8 M parameters, fp32): 10.87 dB vocals SDR on MVSep Multisong (ZFTurbo docs), 12.9755 in its file name; serves model_type 350 and the vocal half of 490',
@@ -162,21 +177,6 @@ export const CHECKPOINT_SEPARATION_MODELS: readonly OtherModelEntry[] = [
     files: [
       { path: 'model_bs_roformer_ep_317_sdr_12.9755.ckpt', url: `${UVR_RELEASE}/model_bs_roformer_ep_317_sdr_12.9755.ckpt`, sizeBytes: 639331213, sha256: '5b84f37e8d444c8cb30c79d77f613a41c05868ff9c9ac6c7049c00aefae115aa' },
       { path: 'model_bs_roformer_ep_317_sdr_12.9755.yaml', url: `${MSST_RAW}/d9672dac1160ebe9c39aec3d3f3320190e49a5c0/configs/viperx/model_bs_roformer_ep_317_sdr_12.9755.yaml`, sizeBytes: 1881, sha256: '42e5635ceab7287b83d9591c9880966f0b61cff26a0a40a29d236bacb32e5f2c' },
-    ],
-  },
-  {
-    name: 'mel-band-roformer-kim',
-    kind: 'separation',
-    description: 'Mel-Band RoFormer vocals by Kimberley Jensen (228.2 M parameters, fp32): 10.98 dB vocals SDR on MVSep Multisong (ZFTurbo docs); serves model_type 350 and the vocal half of 490',
-    license: "MIT, as stated on the model card of KimberleyJSN/melbandroformer (training data not disclosed); configuration from ZFTurbo/Music-Source-Separation-Training (MIT)",
-    meta: {
-      engine: 'roformer-checkpoint', architecture: 'mel_band_roformer', sampleRate: 44100, stems: ['vocals'], complement: 'instrumental', modelTypes: [350, 490],
-      checkpointFile: 'MelBandRoformer.ckpt', configFile: 'config_vocals_mel_band_roformer_kj.yaml',
-      nFft: 2048, hop: 441, chunkSize: 352800, numOverlap: 2,
-    },
-    files: [
-      { path: 'MelBandRoformer.ckpt', url: 'https://huggingface.co/KimberleyJSN/melbandroformer/resolve/ac9b0614ab3cd7f77219e18ba494dfd93956c348/MelBandRoformer.ckpt', sizeBytes: 913106900, sha256: '87201f4d31afb5bc79993230fc49446918425574db48c01c405e44f365c7559e' },
-      { path: 'config_vocals_mel_band_roformer_kj.yaml', url: `${MSST_RAW}/4a9f4d74ba06fb271fdc92c5c6528dfb79fc90bd/configs/KimberleyJensen/config_vocals_mel_band_roformer_kj.yaml`, sizeBytes: 1721, sha256: 'f63f38eb1e6e40a7db0dade714a5ae257555dd8748f4e774eae8679275a81926' },
     ],
   },
   {

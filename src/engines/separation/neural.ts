@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { EngineContext } from '../../ports/engines.js';
 import type { AudioData } from '../../media/audio.js';
 import { abortError } from '../../media/ffmpeg.js';
@@ -12,6 +13,10 @@ import type { VerifiedMemo } from '../../models/installed.js';
 import { installedPresets, MODEL_RATE, NEURAL_PRESETS, presetEntry, presetPath, type NeuralPreset } from './onnx/presets.js';
 import { routeFor, type Route, type StereoStage } from './onnx/routes.js';
 import { openSeparationSession, type ort } from './onnx/session.js';
+import type { CheckpointDemucsPreset, RoformerPreset } from './onnx/checkpoint-presets.js';
+import { loadHtdemucsCheckpoint, type LoadedHtdemucs } from './onnx/htdemucs-loader.js';
+import { loadRoformer, type LoadedRoformer } from './onnx/roformer.js';
+import { readCheckpoint } from '../../models/checkpoint/index.js';
 import { PlanarFifo, StreamResampler } from './onnx/stream.js';
 
 /**
@@ -26,6 +31,11 @@ export interface NeuralEngineOptions {
   presets?: readonly NeuralPreset[];
   /** The model catalog whose sizes and checksums decide what is installed (default: the built-in one). */
   catalog?: readonly ModelEntry[];
+  /**
+   * The site asked for one model by name (SEPARATION_ENGINE): a model never pulled on its own (the fine-tuned bag, the
+   * Mega RoFormer whose weights have no stated licence) may then be downloaded when nothing else serves the type.
+   */
+  pullOptIn?: boolean;
   /** onnxruntime execution providers in order of preference (default: CPU). */
   executionProviders?: readonly string[];
   threads?: number;
@@ -50,6 +60,9 @@ export class NeuralSeparationEngine implements SeparationEngine {
   readonly id = 'onnx';
   // Owned by this instance (an engine thread keeps one): sessions stay warm between tasks.
   private readonly sessions = new Map<string, Promise<ort.InferenceSession>>();
+  // Checkpoint models: the graph is built beside the checkpoint once, the session kept like the others.
+  private readonly demucsLoads = new Map<string, Promise<LoadedHtdemucs>>();
+  private readonly roformerLoads = new Map<string, Promise<LoadedRoformer>>();
   private ffts = new Map<number, RealFft>();
   private provider: FftProvider | undefined;
   // Digests this instance has verified, for a MODELS_DIR where the on-disk marker cannot be written.
@@ -71,8 +84,8 @@ export class NeuralSeparationEngine implements SeparationEngine {
     const presets = this.opts.presets ?? NEURAL_PRESETS;
     const catalogued = presets.filter((p) => presetEntry(p, this.opts.catalog) !== undefined);
     const stems = (t: number) => STEMS_BY_MODEL_TYPE[t] ?? [];
-    // Models marked autoPull: false are downloaded only when nothing else serves the type (a forced choice).
-    const route = routeFor(modelType, catalogued.filter((p) => p.family !== 'htdemucs' || p.autoPull !== false), stems) ?? routeFor(modelType, catalogued, stems);
+    // Models marked autoPull: false are downloaded only when the site named one and nothing else serves the type.
+    const route = routeFor(modelType, catalogued.filter((p) => !('autoPull' in p) || p.autoPull !== false), stems) ?? (this.opts.pullOptIn ? routeFor(modelType, catalogued, stems) : undefined);
     if (!route) return [];
     const installed = new Set(installedPresets(this.opts.modelsDir, route.presets, this.opts.catalog, this.verified));
     return route.presets.filter((p) => !installed.has(p)).map((p) => presetEntry(p, this.opts.catalog)!);
@@ -89,11 +102,13 @@ export class NeuralSeparationEngine implements SeparationEngine {
     // A load failure happens here, before any stem is written, so the caller can still fall back.
     const stage = await route.build({
       session: (p) => this.session(p),
+      htdemucs: (p, m) => this.htdemucs(p, m),
+      roformer: (p, stems) => this.roformer(p, stems),
       fft: (n) => this.fft(n),
       mdx: this.opts.mdx ?? {},
       demucs: this.opts.demucs ?? { shiftSamples: Math.floor(MODEL_RATE / 4) },
     });
-    const stats = route.needsStats ? await inputStats(input, ctx.signal) : { mean: 0, std: 1 };
+    const stats = route.scaling === 'none' ? { mean: 0, std: 1 } : await inputStats(input, route.scaling, ctx.signal);
     await runPipeline(input, modelType, route, stage, stats, ctx, sink);
     return { engine: route.label };
   }
@@ -112,6 +127,36 @@ export class NeuralSeparationEngine implements SeparationEngine {
     return s;
   }
 
+  private htdemucs(p: CheckpointDemucsPreset, model: number): Promise<LoadedHtdemucs> {
+    const dir = join(this.opts.modelsDir, p.name);
+    const file = p.models[model]!.file;
+    return this.cached(this.demucsLoads, join(dir, file), () =>
+      loadHtdemucsCheckpoint(dir, file, { threads: this.opts.threads, providers: this.opts.executionProviders }),
+    );
+  }
+
+  private roformer(p: RoformerPreset, stems?: readonly string[]): Promise<LoadedRoformer> {
+    const dir = join(this.opts.modelsDir, p.name);
+    const heads = p.heads && stems ? stems.map((name) => ({ name, index: p.heads![name]! })) : undefined;
+    const key = `${join(dir, p.file)}#${heads?.map((h) => h.index).join(',') ?? 'all'}`;
+    return this.cached(this.roformerLoads, key, () =>
+      loadRoformer(dir, p.file, p.config, { threads: this.opts.threads, providers: this.opts.executionProviders, readCheckpoint, ...(heads ? { heads } : {}) }),
+    );
+  }
+
+  /** One load per key and engine instance; a failed load is not kept, so the next task retries it. */
+  private cached<T>(map: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+    let s = map.get(key);
+    if (!s) {
+      s = load().catch((err: unknown) => {
+        throw new ModelLoadError(key.split('#')[0]!, err);
+      });
+      s.catch(() => map.delete(key));
+      map.set(key, s);
+    }
+    return s;
+  }
+
   private fft(n: number): RealFft {
     let f = this.ffts.get(n);
     if (!f) this.ffts.set(n, (f = this.provider!.create(n)));
@@ -123,21 +168,35 @@ export class NeuralSeparationEngine implements SeparationEngine {
     this.ffts = new Map();
     for (const s of this.sessions.values()) await (await s.catch(() => null))?.release();
     this.sessions.clear();
+    for (const l of [...this.demucsLoads.values(), ...this.roformerLoads.values()]) await (await l.catch(() => null))?.session.release();
+    this.demucsLoads.clear();
+    this.roformerLoads.clear();
   }
 }
 
-/** demucs/separate.py: ref = mean over channels; the mix is (x - ref.mean()) / ref.std() (unbiased std). */
-async function inputStats(input: AudioSource, signal: AbortSignal): Promise<Stats> {
+/** audio-separator's normalization_threshold: the MDXC path scales an input peaking above it down to it. */
+const PEAK_LIMIT = 0.9;
+
+/**
+ * mean-std (demucs/separate.py): ref = mean over channels; the mix is (x - ref.mean()) / ref.std() (unbiased std).
+ * peak (audio-separator's spec_utils.normalize before MDXC): x * 0.9 / peak when the peak exceeds 0.9. Either way the
+ * stems are scaled back, so they still sum to the input.
+ */
+async function inputStats(input: AudioSource, scaling: 'mean-std' | 'peak', signal: AbortSignal): Promise<Stats> {
   let n = 0;
   let mean = 0;
   let m2 = 0;
+  let peak = 0;
   for await (const block of input.blocks(signal)) {
     if (signal.aborted) throw abortError(signal);
     const chans = block.channels;
     const len = chans[0]?.length ?? 0;
     for (let i = 0; i < len; i++) {
       let v = 0;
-      for (const c of chans) v += c[i]!;
+      for (const c of chans) {
+        v += c[i]!;
+        peak = Math.max(peak, Math.abs(c[i]!));
+      }
       v /= chans.length;
       n++;
       const d = v - mean;
@@ -145,6 +204,7 @@ async function inputStats(input: AudioSource, signal: AbortSignal): Promise<Stat
       m2 += d * (v - mean);
     }
   }
+  if (scaling === 'peak') return { mean: 0, std: peak > PEAK_LIMIT ? peak / PEAK_LIMIT : 1 };
   const std = n > 1 ? Math.sqrt(m2 / (n - 1)) : 0;
   // Digital silence: demucs would divide by 0; nothing to normalise.
   return { mean, std: std > 1e-8 ? std : 1 };

@@ -213,14 +213,16 @@ describe('HTDemucs from the openkara-models release (spectral-core layout)', () 
     }
   }, 180_000);
 
-  it('with the built-in catalog: 501/340/360 pull the plain htdemucs export, 350 a vocal MDX model, 320 nothing', () => {
+  it("with the built-in catalog: the authors' checkpoints are pulled (HTDemucs .th, the Mel-Band RoFormer for vocals), never an opt-in model", () => {
     const empty = join(dir, 'nothing-installed');
-    const plan = (t: number, presets?: DemucsPreset[]) => new NeuralSeparationEngine({ modelsDir: empty, catalog: MODEL_CATALOG, ...(presets ? { presets } : {}) }).pullPlan(t).map((e) => e.name);
-    for (const t of [501, 340, 360]) expect(plan(t), String(t)).toEqual(['htdemucs-openkara']);
-    expect(plan(350)).toEqual(['Kim_Vocal_2']);
-    expect(plan(490)).toEqual(['Kim_Vocal_2', 'UVR_MDXNET_KARA_2']);
-    // No 6-stem model is catalogued: the built-in engine keeps 320/380/390.
-    for (const t of [320, 380, 390, 491]) expect(plan(t), String(t)).toEqual([]);
+    const plan = (t: number, presets?: DemucsPreset[]) =>
+      new NeuralSeparationEngine({ modelsDir: empty, catalog: MODEL_CATALOG, ...(presets ? { presets, pullOptIn: true } : {}) }).pullPlan(t).map((e) => e.name);
+    for (const t of [501, 340, 360]) expect(plan(t), String(t)).toEqual(['htdemucs-th']);
+    for (const t of [320, 380, 390]) expect(plan(t), String(t)).toEqual(['htdemucs_6s-th']);
+    expect(plan(350)).toEqual(['mel-band-roformer-kim']);
+    expect(plan(490)).toEqual(['mel-band-roformer-kim', 'UVR_MDXNET_KARA_2']);
+    // Only the Mega RoFormer serves strings, wind and synthesizer, and its weights carry no licence: a site opts in.
+    for (const t of [491, 492, 493]) expect(plan(t), String(t)).toEqual([]);
     // The fine-tuned bag is pulled only when it is the model asked for (SEPARATION_ENGINE=htdemucs_ft-openkara).
     expect(plan(501, [openkaraFt])).toEqual(['htdemucs_ft-openkara']);
     const entry = MODEL_CATALOG.find((m) => m.name === 'htdemucs-openkara')!;

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { MODEL_CATALOG, type ModelEntry } from '../../../models/catalog.js';
 import { checkModelSync, type ModelCheck, type VerifiedMemo } from '../../../models/installed.js';
+import { CHECKPOINT_SEPARATION_MODELS } from '../../../models/catalog-separation-checkpoints.js';
+import { checkpointPresets, type CheckpointDemucsPreset, type RoformerPreset } from './checkpoint-presets.js';
 
 /**
  * What the neural engines need to know about each supported ONNX model: its file (under MODELS_DIR/<name>/),
@@ -56,7 +58,7 @@ export interface DemucsPreset {
   autoPull?: boolean;
 }
 
-export type NeuralPreset = MdxPreset | DemucsPreset;
+export type NeuralPreset = MdxPreset | DemucsPreset | CheckpointDemucsPreset | RoformerPreset;
 
 const mdx = (p: Omit<MdxPreset, 'family' | 'hop' | 'file'> & { file?: string }): MdxPreset => ({ family: 'mdx', hop: 1024, file: `${p.name}.onnx`, ...p });
 
@@ -74,6 +76,8 @@ export const NEURAL_PRESETS: readonly NeuralPreset[] = Object.freeze([
   { family: 'htdemucs', name: 'htdemucs', file: 'htdemucs.onnx', sources: ['drums', 'bass', 'other', 'vocals'], segment: 343980, nFft: 4096 },
   { family: 'htdemucs', name: 'htdemucs-openkara', file: 'htdemucs.spectral.onnx', layout: 'spectral-core', sources: ['drums', 'bass', 'other', 'vocals'], segment: 343980, nFft: 4096 },
   { family: 'htdemucs', name: 'htdemucs_6s', file: 'htdemucs_6s.onnx', sources: ['drums', 'bass', 'other', 'vocals', 'guitar', 'piano'], segment: 343980, nFft: 4096 },
+  // The authors' own checkpoints (src/models/catalog-separation-checkpoints.ts), run through graphs built here.
+  ...checkpointPresets(CHECKPOINT_SEPARATION_MODELS),
 ]);
 
 export function presetPath(modelsDir: string, p: NeuralPreset): string {
