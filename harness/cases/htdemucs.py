@@ -16,7 +16,9 @@ branch matters (LayerScales, norms and biases included), and writes:
   split=True, overlap=0.25)`` with the model loaded back from the ``.th`` (so the reference runs on the same
   fp16-rounded weights Soundry reads), and one network pass on the first segment: ``net.input`` [2, L],
   ``net.output`` [S, 2, L], ``net.freq`` [S, 4, F, T] (the frequency branch's complex-as-channels spectrogram
-  before the iSTFT) and ``net.time`` [S, 2, L] (the time branch), the two outputs of Soundry's graph;
+  before the iSTFT) and ``net.time`` [S, 2, L] (the time branch), the two outputs of Soundry's graph; for the
+  4-source case also ``net.shifts1.<stem>``: ``apply_model(..., shifts=1)`` with Python's ``random`` seeded, whose
+  one draw (``shiftOffset`` in case.json) Soundry's fixed shift reproduces (0.5 s - offset zeros in front);
 - ``case.json``.
 
 demucs/separate.py normalises the mix by its mean and std around apply_model; that happens outside the stage in
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import random
 from fractions import Fraction
 
 import torch
@@ -78,6 +81,7 @@ VARIANTS = {
 # Mixture lengths in segments: several chunks with a short last one, so the overlap weights, the symmetric padding
 # of a short chunk with its real neighbours and the tail all matter.
 MIX_SEGMENTS = {'small': 2.31, 'full': 1.93}
+SHIFT_SEED = 2701
 
 
 @torch.no_grad()
@@ -189,9 +193,19 @@ def generate_variant(out_dir: pathlib.Path, size: str, name: str) -> None:
     loaded.eval()
     segment = int(loaded.segment * loaded.samplerate)
     mix = torch.from_numpy(mixture(MIX_SEGMENTS[size] * segment / loaded.samplerate, loaded.samplerate, 2700))
+    shift = {}
     with torch.no_grad():
         stems = apply_model(loaded, mix[None], shifts=0, split=True, overlap=0.25)[0]
         net = one_pass(loaded, mix[:, :segment].contiguous())
+        if name == 'htdemucs':
+            # apply_model(shifts=1) draws random.randint(0, max_shift) once: seeding `random` fixes the draw, and
+            # the same seed tells which it was.
+            max_shift = int(0.5 * loaded.samplerate)
+            random.seed(SHIFT_SEED)
+            shift = {'shiftOffset': random.randint(0, max_shift), 'maxShift': max_shift}
+            random.seed(SHIFT_SEED)
+            shifted = apply_model(loaded, mix[None], shifts=1, split=True, overlap=0.25)[0]
+            net.update({f'shifts1.{s}': shifted[i] for i, s in enumerate(loaded.sources)})
     write_golden(out_dir, mix, {s: stems[i] for i, s in enumerate(loaded.sources)}, net)
     write_case(
         out_dir, 'htdemucs',
@@ -199,6 +213,7 @@ def generate_variant(out_dir: pathlib.Path, size: str, name: str) -> None:
         sources=list(loaded.sources), sampleRate=loaded.samplerate, segment=segment,
         nFft=loaded.nfft, overlap=0.25, shifts=0, samples=int(mix.shape[-1]),
         reference='demucs.apply.apply_model(model, mix, shifts=0, split=True, overlap=0.25), demucs 4.0.1',
+        **shift,
     )
 
 

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { loadFftProvider } from '../../../src/media/dsp/fft.js';
+import { loadFftProvider, type RealFft } from '../../../src/media/dsp/fft.js';
 import type { Spectrogram } from '../../../src/media/dsp/stft.js';
 import { DemucsStage, demucsIspec, demucsSpec } from '../../../src/engines/separation/onnx/htdemucs.js';
 import { loadHtdemucsCheckpoint, type HtdemucsLoadOptions, type LoadedHtdemucs } from '../../../src/engines/separation/onnx/htdemucs-loader.js';
@@ -28,6 +28,9 @@ const caseSchema = z.object({
   overlap: z.number().min(0).max(0.999),
   shifts: z.literal(0),
   samples: z.number().int().positive(),
+  /** The 4-source case also ran apply_model(shifts=1) with its one random offset drawn as this. */
+  shiftOffset: z.number().int().nonnegative().optional(),
+  maxShift: z.number().int().positive().optional(),
 });
 
 export type HtdemucsCase = z.infer<typeof caseSchema>;
@@ -46,6 +49,8 @@ export interface CompareOptions extends Pick<HtdemucsLoadOptions, 'threads'> {
   piece?: number;
   /** Also run the single-pass comparison (default true). */
   net?: boolean;
+  /** Also run the shifts=1 comparison where the case has one (default true). */
+  shifts?: boolean;
   /** Called with the loaded model and timings, for reports. */
   onLoad?: (loaded: LoadedHtdemucs, ms: { open: number }) => void;
   onRun?: (ms: { stage: number; segments: number }) => void;
@@ -108,6 +113,27 @@ async function singlePass(loaded: LoadedHtdemucs, golden: Map<string, Float32Ten
   return errors;
 }
 
+async function runStage(loaded: LoadedHtdemucs, fft: RealFft, mix: Float32Array[], c: HtdemucsCase, shiftSamples: number, piece: number): Promise<Record<string, Stereo>> {
+  const stage = new DemucsStage(loaded.session, loaded.preset, fft, { overlap: c.overlap, shiftSamples });
+  const n = mix[0]!.length;
+  const got: Record<string, Stereo> = Object.fromEntries(c.sources.map((s) => [s, [new Float32Array(n), new Float32Array(n)] as Stereo]));
+  let at = 0;
+  const take = (outs: Record<string, Stereo>[]) => {
+    for (const out of outs) {
+      const len = out[c.sources[0]!]![0].length;
+      for (const s of c.sources) {
+        got[s]![0].set(out[s]![0], at);
+        got[s]![1].set(out[s]![1], at);
+      }
+      at += len;
+    }
+  };
+  for (let i = 0; i < n; i += piece) take(await stage.push([mix[0]!.subarray(i, i + piece), mix[1]!.subarray(i, i + piece)]));
+  take(await stage.end());
+  if (at !== n) throw new Error(`Soundry's HTDemucs stage returned ${at} samples for ${n}`);
+  return got;
+}
+
 /**
  * Loads the case's checkpoint through Soundry's path and compares. The graph is written beside the checkpoint, so
  * `dir` must be writable (tests copy the committed case to a temporary folder first).
@@ -128,29 +154,17 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
     if (loaded.preset.sources.join() !== c.sources.join()) throw new Error(`${file}: sources ${loaded.preset.sources.join()} != ${c.sources.join()}`);
     const errors = opts.net === false ? [] : await singlePass(loaded, golden, dir, c);
     const fft = (await loadFftProvider()).create(c.nFft);
-    const stage = new DemucsStage(loaded.session, loaded.preset, fft, { overlap: c.overlap, shiftSamples: 0 });
-    const n = mix[0]!.length;
-    const got: Record<string, Stereo> = Object.fromEntries(c.sources.map((s) => [s, [new Float32Array(n), new Float32Array(n)] as Stereo]));
-    let at = 0;
-    const take = (outs: Record<string, Stereo>[]) => {
-      for (const out of outs) {
-        const len = out[c.sources[0]!]![0].length;
-        for (const s of c.sources) {
-          got[s]![0].set(out[s]![0], at);
-          got[s]![1].set(out[s]![1], at);
-        }
-        at += len;
-      }
-    };
-    const piece = opts.piece ?? c.sampleRate;
     const t1 = performance.now();
-    for (let i = 0; i < n; i += piece) take(await stage.push([mix[0]!.subarray(i, i + piece), mix[1]!.subarray(i, i + piece)]));
-    take(await stage.end());
+    const got = await runStage(loaded, fft, mix, c, 0, opts.piece ?? c.sampleRate);
     const step = Math.trunc((1 - c.overlap) * c.segment);
-    opts.onRun?.({ stage: performance.now() - t1, segments: Math.ceil(n / step) });
-    fft.dispose();
-    if (at !== n) throw new Error(`${dir}: Soundry's HTDemucs stage returned ${at} samples for ${n}`);
+    opts.onRun?.({ stage: performance.now() - t1, segments: Math.ceil(mix[0]!.length / step) });
     for (const s of c.sources) errors.push(compareOutput(s, got[s]!, channels(goldenTensor(golden, `output.${s}`, dir))));
+    if (c.shiftOffset !== undefined && c.maxShift !== undefined && opts.shifts !== false) {
+      // demucs pads the mix with max_shift zeros per side and runs from `offset`: max_shift - offset zeros lead.
+      const shifted = await runStage(loaded, fft, mix, c, c.maxShift - c.shiftOffset, opts.piece ?? c.sampleRate);
+      for (const s of c.sources) errors.push(compareOutput(`shifts1.${s}`, shifted[s]!, channels(goldenTensor(golden, `net.shifts1.${s}`, dir))));
+    }
+    fft.dispose();
     return errors;
   } finally {
     await loaded.session.release();
