@@ -20,6 +20,9 @@ import { findSongs, loadAudio, scorableStems, sumOf, type Song } from './separat
  * engine's ISR, SIR and SAR (src/media/bsseval-images.ts: museval's 512-tap filters; tens of seconds per 4-stem song).
  * --dump DIR writes every scored group's references, estimates and figures, so that museval itself can score the very
  * same arrays (`harness/.venv/bin/python harness/bsseval_dump_check.py DIR`).
+ * With real weights: MUSDB18-HQ's test set has exactly this layout (test/<track>/{mixture,vocals,drums,bass,other}.wav;
+ * MUSDB18's stems.mp4 convert to it with musdb's `musdbconvert`), so `MODELS_DIR=... npm run bench -- separation-quality
+ * --dir musdb18hq/test --model-types 501,350` gives per-track medians whose median over tracks is the published figure.
  */
 
 const RATE = 44100;
