@@ -44,9 +44,9 @@ describe.each(CASES)('%s vs demucs apply_model (small golden)', (name) => {
   });
 
   it.each([
-    ['safetensors', "the author's safetensors copy"],
-    ['th', "Meta's .th package"],
-  ] as const)(`%s (%s) matches every stem within rel ${REL_TOLERANCE}`, async (weights) => {
+    { weights: 'safetensors', label: "the author's safetensors copy" },
+    { weights: 'th', label: "Meta's .th package" },
+  ] as const)(`$weights ($label) matches every stem within rel ${REL_TOLERANCE}`, async ({ weights }) => {
     const errors = await compareCase(dir, { threads: 1, piece: 3001, weights });
     for (const e of errors) console.log(`${name} ${weights} ${e.name}: max abs ${e.maxAbs.toExponential(2)}, rel ${e.rel.toExponential(2)}`);
     const c = await readHtdemucsCase(dir);

@@ -6,7 +6,8 @@
  * outputs against the reference's frequency branch (`net.freq`, before the iSTFT) and time branch (`net.time`), and
  * the pass's stems (`net.output`) through the stage's iSTFT, for finding where a difference starts.
  */
-import { readFile } from 'node:fs/promises';
+import { constants, copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { loadFftProvider, type RealFft } from '../../../src/media/dsp/fft.js';
@@ -135,8 +136,9 @@ async function runStage(loaded: LoadedHtdemucs, fft: RealFft, mix: Float32Array[
 }
 
 /**
- * Loads the case's checkpoint through Soundry's path and compares. The graph is written beside the checkpoint, so
- * `dir` must be writable (tests copy the committed case to a temporary folder first).
+ * Loads the case's checkpoint through Soundry's path and compares. The loader writes its graph beside the
+ * checkpoint, so the checkpoint is copied into a temporary folder first (a reflink where the filesystem has them):
+ * the case folder, committed or generated, is only read.
  */
 export async function compareCase(dir: string, opts: CompareOptions = {}): Promise<OutputError[]> {
   const c = await readHtdemucsCase(dir);
@@ -144,10 +146,13 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
   const mix = channels(goldenTensor(golden, 'input', dir));
   if (mix.length !== 2) throw new Error(`${dir}: HTDemucs input must be stereo, has ${mix.length} channels`);
   const file = c.weights[opts.weights ?? 'safetensors'];
-  const t0 = performance.now();
-  const loaded = await loadHtdemucsCheckpoint(dir, file, { threads: opts.threads });
-  opts.onLoad?.(loaded, { open: performance.now() - t0 });
+  const work = await mkdtemp(join(tmpdir(), 'soundry-htdemucs-'));
+  let loaded: LoadedHtdemucs | undefined;
   try {
+    await copyFile(join(dir, file), join(work, file), constants.COPYFILE_FICLONE);
+    const t0 = performance.now();
+    loaded = await loadHtdemucsCheckpoint(work, file, { threads: opts.threads });
+    opts.onLoad?.(loaded, { open: performance.now() - t0 });
     if (loaded.preset.segment !== c.segment || loaded.preset.nFft !== c.nFft) {
       throw new Error(`${file}: read as segment ${loaded.preset.segment} / n_fft ${loaded.preset.nFft}, the case says ${c.segment} / ${c.nFft}`);
     }
@@ -167,6 +172,7 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
     fft.dispose();
     return errors;
   } finally {
-    await loaded.session.release();
+    await loaded?.session.release();
+    await rm(work, { recursive: true, force: true });
   }
 }
