@@ -8,13 +8,14 @@ import { benchEnhance } from './enhance.js';
 import { benchFillers } from './enhance-fillers.js';
 import { benchScaleout } from './scaleout.js';
 import { benchSeparationHonesty } from './separation-honesty.js';
+import { benchSeparationRemixes } from './separation-remixes.js';
 import { benchNeuralCost } from './neural-cost.js';
 import { benchLlm } from './llm.js';
 import { benchTtsCost } from './tts-cost.js';
 import { benchAsrCost } from './asr-cost.js';
 import { benchSeparationQuality } from './separation-quality.js';
 
-const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers, scaleout: benchScaleout, 'separation-honesty': benchSeparationHonesty, 'neural-cost': benchNeuralCost, 'tts-cost': benchTtsCost, 'asr-cost': benchAsrCost, llm: benchLlm, 'separation-quality': () => benchSeparationQuality() };
+const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers, scaleout: benchScaleout, 'separation-honesty': benchSeparationHonesty, 'separation-remixes': () => benchSeparationRemixes(), 'neural-cost': benchNeuralCost, 'tts-cost': benchTtsCost, 'asr-cost': benchAsrCost, llm: benchLlm, 'separation-quality': () => benchSeparationQuality() };
 // Benchmark names come first; from the first `--option` on, the arguments are the benchmarks' own (they read argv).
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const firstOption = args.findIndex((a) => a.startsWith('--'));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AudioData } from '../../../src/media/audio.js';
 import { decodeAudio, resolveMediaTools } from '../../../src/media/ffmpeg.js';
-import { BuiltinSeparationEngine, missingStems } from '../../../src/engines/separation/builtin.js';
+import { BuiltinSeparationEngine, missingStems, otherNote, residualGain } from '../../../src/engines/separation/builtin.js';
 import { collectingSink, sourceFromAudio, type SeparationRun } from '../../../src/engines/separation/engine.js';
 import { findPreset, NEURAL_PRESETS, type NeuralPreset } from '../../../src/engines/separation/onnx/presets.js';
 import { servingModels, unfoundStemsMessage } from '../../../src/engines/separation/remedy.js';
@@ -26,6 +26,8 @@ const tones = (seconds: number): AudioData => ({
 const listing = (presets: readonly NeuralPreset[]): ModelEntry[] =>
   presets.map((p) => ({ name: p.name, kind: 'separation', description: 'test', license: 'test', files: [{ path: p.file, url: `http://127.0.0.1:9/${p.file}`, sizeBytes: 1, sha256: '0'.repeat(64) }] }));
 
+/** The MDX-Net presets alone: which models serve 350 and 490 among them does not change as others are catalogued. */
+const MDX = NEURAL_PRESETS.filter((p) => p.family === 'mdx');
 let dir: string;
 let separable: AudioData;
 beforeAll(async () => {
@@ -75,15 +77,16 @@ describe('which stems a task depends on', () => {
 
 describe('what would serve a model type (derived from the catalog and the routes)', () => {
   it('names the models of the route the auto-pull would take, from whatever catalog is in force', () => {
-    expect(servingModels(350, listing(NEURAL_PRESETS))).toEqual(['Kim_Vocal_2']);
-    expect(servingModels(490, listing(NEURAL_PRESETS))).toEqual(['Kim_Vocal_2', 'UVR_MDXNET_KARA_2']);
+    expect(servingModels(350, listing(MDX))).toEqual(['Kim_Vocal_2']);
+    expect(servingModels(490, listing(MDX))).toEqual(['Kim_Vocal_2', 'UVR_MDXNET_KARA_2']);
     const sixStem = findPreset('htdemucs_6s')!;
     expect(servingModels(380, listing([sixStem]))).toEqual(['htdemucs_6s']);
     expect(servingModels(320, listing([sixStem]))).toEqual(['htdemucs_6s']);
     expect(servingModels(380, [])).toEqual([]);
     // Never-auto-pulled models are named only where nothing else serves the type.
-    expect(servingModels(501, listing(NEURAL_PRESETS.filter((p) => p.name !== 'htdemucs' && p.name !== 'htdemucs_6s')))).toEqual(['htdemucs-openkara']);
-    expect(servingModels(501, listing(NEURAL_PRESETS.filter((p) => p.name === 'htdemucs_ft-openkara')))).toEqual(['htdemucs_ft-openkara']);
+    const ft = findPreset('htdemucs_ft-openkara')!;
+    expect(servingModels(501, listing([ft, findPreset('htdemucs-openkara')!]))).toEqual(['htdemucs-openkara']);
+    expect(servingModels(501, listing([ft]))).toEqual(['htdemucs_ft-openkara']);
     // The built-in catalog: every name given is one `models pull` knows.
     for (const t of [350, 490, 501, 320, 380, 390, 491, 492, 493]) {
       for (const name of servingModels(t)) expect(MODEL_CATALOG.some((m) => m.name === name), `${t}: ${name}`).toBe(true);
@@ -111,14 +114,14 @@ describe('the message a failed task carries', () => {
 
 describe('the selecting engine says why no model served', () => {
   it('SEPARATION_ENGINE=builtin: builtin-only, naming what would serve the type', async () => {
-    const engine = new SelectingSeparationEngine({ modelsDir: dir, choice: 'builtin', catalog: listing(NEURAL_PRESETS) });
+    const engine = new SelectingSeparationEngine({ modelsDir: dir, choice: 'builtin', catalog: listing(MDX) });
     const run = await engine.separate(sourceFromAudio(tones(1)), 350, ctx(), collectingSink());
     expect(run.missing).toEqual(['vocals']);
     expect(run.remedy).toEqual({ cause: 'builtin-only', models: ['Kim_Vocal_2'] });
   }, 60_000);
 
   it('auto without auto-pull: not installed (or no model known)', async () => {
-    const engine = new SelectingSeparationEngine({ modelsDir: dir, choice: 'auto', threads: 1, autoPull: false, catalog: listing(NEURAL_PRESETS.filter((p) => p.family === 'mdx')) });
+    const engine = new SelectingSeparationEngine({ modelsDir: dir, choice: 'auto', threads: 1, autoPull: false, catalog: listing(MDX) });
     expect((await engine.separate(sourceFromAudio(tones(1)), 350, ctx(), collectingSink())).remedy).toEqual({ cause: 'not-installed', models: ['Kim_Vocal_2'] });
     expect((await engine.separate(sourceFromAudio(tones(1)), 380, ctx(), collectingSink())).remedy).toEqual({ cause: 'none', models: [] });
   }, 60_000);
@@ -144,4 +147,40 @@ describe('the selecting engine says why no model served', () => {
     expect(run.missing).toBeUndefined();
     expect(run.remedy).toBeUndefined();
   }, 60_000);
+});
+
+describe("320's `other` inherits the doubt of the piano and guitar it excludes", () => {
+  it('takes the lowest gain of the template stems; a residual that excludes none keeps its level', () => {
+    expect(residualGain({ drums: 0.25, bass: 0.25, vocals: 1, piano: 0, guitar: 1 })).toBe(0);
+    expect(residualGain({ drums: 0.25, bass: 0.25, vocals: 1, piano: 0.5, guitar: 1 })).toBe(0.5);
+    expect(residualGain({ drums: 0.25, bass: 0.25, vocals: 1, piano: 1, guitar: 1 })).toBe(1);
+    // 501: `other` excludes only carved and vocal stems, whose leftovers are not what drove it below silence.
+    expect(residualGain({ drums: 0.25, bass: 0.25, vocals: 1 })).toBeUndefined();
+  });
+
+  it('says so in stem_notes, never as an instrument it could not find (it is not `missing`)', () => {
+    expect(otherNote([1, 1], ['piano', 'guitar'])).toBeUndefined();
+    expect(otherNote([0, 1, 0], ['piano', 'guitar'])).toBe('the built-in engine doubts the piano or guitar it took out of this stem in 2 of 3 segments and cannot tell what it missed of them from the other instruments: the stem is silent there');
+    expect(otherNote([0.5, 1], ['piano', 'guitar'])).toMatch(/in 1 of 2 segments: turned down by up to 6\.0 dB/);
+    expect(missingStems({ piano: [1, 0], guitar: [0, 1] })).toEqual([]);
+  });
+
+  it('a 320 run notes `other` exactly where it doubted the piano or guitar, and never reports `other` missing', async () => {
+    // Piano-like notes (decaying harmonics) and nothing else.
+    const rate = RATE;
+    const n = rate * 4;
+    const ch = Float32Array.from({ length: n }, (_, i) => {
+      const t = i / rate;
+      const note = [261.6, 329.6, 392, 523.3][Math.floor(t) % 4]!;
+      let v = 0;
+      for (let h = 1; h <= 10; h++) v += (0.3 / h ** 1.3) * Math.sin(2 * Math.PI * note * h * t) * Math.exp(-3 * (t % 1));
+      return v;
+    });
+    const run = await builtin({ sampleRate: rate, channels: [ch, ch.slice()] }, 320);
+    const notes = run.stems ?? {};
+    // Whatever the engine concluded about piano and guitar, `other` carries a note exactly when one was doubted.
+    const doubted = Boolean(notes.piano || notes.guitar);
+    expect(Boolean(notes.other)).toBe(doubted);
+    expect(run.missing ?? []).not.toContain('other');
+  }, 120_000);
 });
