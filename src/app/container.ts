@@ -44,7 +44,7 @@ import { JobRunner } from '../jobs/runner.js';
 import { EngineThreadPool } from './thread-pool.js';
 import type { TaskHandler } from '../jobs/handler.js';
 import { ttsVoices, voiceSampleRenderer } from './tts-voices.js';
-import { chooseExecutionProviders } from '../engines/onnx-provider.js';
+import { chooseExecutionProviders, probeExecutionProviders } from '../engines/onnx-provider.js';
 import { loadCatalog } from '../models/catalog-file.js';
 import { loadOrCreateSecret } from './secret.js';
 import { createHmac } from 'node:crypto';
@@ -88,8 +88,11 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
   await checkBucketAtStart(config, logger);
   // A bad MODELS_CATALOG_FILE stops start-up with its reason rather than silently trusting nothing (or everything).
   const catalog = [...loadCatalog(config.MODELS_CATALOG_FILE)];
-  const onnx = chooseExecutionProviders(config.ONNX_EXECUTION_PROVIDER);
-  logger.info({ providers: onnx.providers }, `ONNX execution provider: ${onnx.reason}`);
+  const onnx = await probeExecutionProviders(config.ONNX_EXECUTION_PROVIDER, chooseExecutionProviders(config.ONNX_EXECUTION_PROVIDER)).catch((err: unknown) => {
+    throw new ConfigError((err as Error).message);
+  });
+  if (onnx.fellBack) logger.warn({ providers: onnx.providers }, `ONNX execution provider: ${onnx.reason}`);
+  else logger.info({ providers: onnx.providers }, `ONNX execution provider: ${onnx.reason}`);
   if (config.PODCAST_MUSIC_FILE && !existsSync(config.PODCAST_MUSIC_FILE)) {
     throw new Error(`PODCAST_MUSIC_FILE does not exist: ${config.PODCAST_MUSIC_FILE}`);
   }

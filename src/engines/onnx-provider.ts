@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { TaskFailure } from '../domain/errors.js';
+import { buildOnnxModel } from './onnx-graph/model.js';
 
 export type ExecutionProviderSetting = 'auto' | 'cpu' | 'cuda';
 
@@ -26,6 +27,36 @@ export function chooseExecutionProviders(setting: ExecutionProviderSetting, bind
   const lib = bindingDir ? join(bindingDir, 'libonnxruntime_providers_cuda.so') : null;
   if (listed && lib && existsSync(lib)) return { providers: ['cuda', 'cpu'], reason: `auto: CUDA provider found at ${lib}` };
   return { providers: ['cpu'], reason: `auto: no CUDA provider library${lib ? ` at ${lib}` : ''}; running on CPU` };
+}
+
+/**
+ * Opens a one-node graph on the chosen providers, so that a CUDA provider that cannot start (library missing, no
+ * driver, wrong CUDA or cuDNN) is found at start-up, not by the first task. `cuda` then stops start-up with the
+ * reason: the peers' most common complaint is a GPU asked for and the CPU used in silence. `auto` falls back to CPU
+ * and says why in its reason (logged as a warning).
+ */
+export async function probeExecutionProviders(setting: ExecutionProviderSetting, choice: ProviderChoice): Promise<ProviderChoice & { fellBack?: boolean }> {
+  if (choice.providers[0] !== 'cuda') return choice;
+  const model = buildOnnxModel({
+    name: 'probe',
+    inputs: [{ name: 'x', elemType: 'float', shape: [1] }],
+    outputs: [{ name: 'y', elemType: 'float', shape: [1] }],
+    nodes: [{ opType: 'Identity', inputs: ['x'], outputs: ['y'] }],
+  });
+  try {
+    const session = await ort.InferenceSession.create(model, { executionProviders: ['cuda'] });
+    await session.release();
+    return choice;
+  } catch (err) {
+    const why = (err as Error).message.split('\n')[0];
+    if (setting === 'cuda') {
+      throw new Error(
+        `ONNX_EXECUTION_PROVIDER=cuda, but onnxruntime could not start its CUDA provider (${why}). Install the CUDA build ` +
+          '(ONNXRUNTIME_NODE_INSTALL_CUDA=v12 npm ci, with CUDA 12 and cuDNN 9 on the library path), or set ONNX_EXECUTION_PROVIDER=auto or cpu',
+      );
+    }
+    return { providers: ['cpu'], reason: `auto: the CUDA provider library is installed but did not start (${why}); running on CPU`, fellBack: true };
+  }
 }
 
 function safeBackends(): Array<{ name: string }> {
