@@ -4,6 +4,7 @@ import { decodeAudio, resolveMediaTools } from '../src/media/ffmpeg.js';
 import { loadFftProvider } from '../src/media/dsp/fft.js';
 import { BuiltinSeparationEngine, type BuiltinOptions } from '../src/engines/separation/builtin.js';
 import { collectingSink, sourceFromAudio, type SeparationRun } from '../src/engines/separation/engine.js';
+import { planOutputs, unfoundStems } from '../src/kinds/separation/worker.js';
 import { machine, root, writeResult } from './lib.js';
 
 /**
@@ -83,6 +84,11 @@ export interface StemScore {
   raw?: number;
   /** Ground-truth diagnostics: the gain g minimising |s - g·ŝ| (SDR >= 0 needs g <= 2·this), and |ŝ|²/|mix|². */
   bestGain: number; share: number;
+  /**
+   * Whether a task of this model type would deliver (and bill) the stem: false where the engine found one of the
+   * stems the task depends on nowhere, and the task fails uncharged instead (docs/api.md, "Separation").
+   */
+  billed: boolean;
 }
 
 const load = async (dir: string, f: string, seconds?: number): Promise<AudioData> => {
@@ -108,6 +114,8 @@ export async function scoreSong(song: Song, opts: BuiltinOptions = {}, seconds?:
     const ctx = { tmpDir: '/tmp', signal: new AbortController().signal, onProgress: () => undefined };
     const run = (await new BuiltinSeparationEngine({ ...opts, fft }).separate(sourceFromAudio(mixN), Number(mt), ctx, sink)) as SeparationRun | void;
     const est = sink.result();
+    // A stems task fails on any of its stems found nowhere; an accompaniment (remainder) task on its target's.
+    const billed = unfoundStems(run?.missing, Number(mt), planOutputs(Number(mt), 'stems')).length === 0;
     let rawEst: Record<string, AudioData> | undefined;
     if (withRaw) {
       const rawSink = collectingSink();
@@ -124,7 +132,7 @@ export async function scoreSong(song: Song, opts: BuiltinOptions = {}, seconds?:
       const note = run?.stems?.[stem];
       let se = 0; let ee = 0; let mm = 0;
       ref.forEach((c, ch) => { for (let i = 0; i < n; i++) { se += c[i]! * e[ch]![i]!; ee += e[ch]![i]! ** 2; mm += mixN.channels[ch]![i]! ** 2; } });
-      out.push({ song: song.name, modelType: Number(mt), stem, builtin: plainSdr(ref, e), mixture: plainSdr(ref, mixN.channels), bestGain: ee ? se / ee : 0, share: ee / mm, ...(note ? { note } : {}),
+      out.push({ song: song.name, modelType: Number(mt), stem, builtin: plainSdr(ref, e), mixture: plainSdr(ref, mixN.channels), bestGain: ee ? se / ee : 0, share: ee / mm, billed, ...(note ? { note } : {}),
         ...(rawEst ? { raw: plainSdr(ref, rawEst[stem]!.channels.map((c) => c.subarray(0, n))) } : {}) });
     }
   }
@@ -142,6 +150,8 @@ export async function benchSeparationHonesty(): Promise<string> {
     console.error(`separation-honesty: ${song.name} done`);
   }
   const gain = (r: StemScore) => r.builtin - Math.max(0, r.mixture);
+  const billed = rows.filter((r) => r.billed);
+  const failed = [...new Set(rows.filter((r) => !r.billed).map((r) => `${r.song} ${r.modelType}`))];
   const md = [
     '# Built-in separation: is every stem at least as good as silence?',
     '',
@@ -149,18 +159,26 @@ export async function benchSeparationHonesty(): Promise<string> {
     '',
     'Plain SDR over the whole clip, all channels: SDR(s, ŝ) = 10·log10(|s|² / |s − ŝ|²). Silence scores exactly 0 dB;',
     'the mixture scores SDR(s, mixture). Gain = built-in minus the better of the two trivial estimates.',
-    'A stem the engine gave up on (quiet, note in the result) scores about 0 dB.',
+    'A stem the engine gave up on in part (quiet there, note in the result) scores about 0 dB.',
+    '',
+    '"task": `billed` where a task of that model type succeeds and is charged; `fails, uncharged` where the engine found',
+    'one of the stems the task returns nowhere in the input, so the task fails with a message naming the model that would',
+    'serve it and nothing is charged (docs/api.md, "Separation"). Such stems are scored all the same (they are silence).',
     '',
     '"raw masks" is the same engine without the confidence scaling (`honest: false`): what the scaling gave up or saved.',
     '',
-    '| song | model | stem | built-in | raw masks | silence | mixture | gain over best trivial | raw gain over best trivial | engine note |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.song} | ${r.modelType} | ${r.stem} | ${f2(r.builtin)} | ${f2(r.raw ?? NaN)} | 0.00 | ${f2(r.mixture)} | ${f2(gain(r))} | ${f2((r.raw ?? NaN) - Math.max(0, r.mixture))} | ${r.note ?? ''} |`),
+    '| song | model | stem | task | built-in | raw masks | silence | mixture | gain over best trivial | raw gain over best trivial | engine note |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.song} | ${r.modelType} | ${r.stem} | ${r.billed ? 'billed' : 'fails, uncharged'} | ${f2(r.builtin)} | ${f2(r.raw ?? NaN)} | 0.00 | ${f2(r.mixture)} | ${f2(gain(r))} | ${f2((r.raw ?? NaN) - Math.max(0, r.mixture))} | ${r.note ?? ''} |`),
     '',
     `Stems: ${rows.length}; below 0 dB: ${rows.filter((r) => r.builtin < 0).length}; worst ${f2(Math.min(...rows.map((r) => r.builtin)))} dB.`,
     `Mean built-in SDR ${f2(mean(rows.map((r) => r.builtin)))} dB; mean gain over the better trivial estimate ${f2(mean(rows.map(gain)))} dB;`,
     `Raw masks: below 0 dB: ${rows.filter((r) => (r.raw ?? 0) < 0).length}; mean SDR ${f2(mean(rows.map((r) => r.raw ?? NaN)))} dB; mean gain over the better trivial estimate ${f2(mean(rows.map((r) => (r.raw ?? NaN) - Math.max(0, r.mixture))))} dB.`,
     `Stems the engine doubted (note in the result): ${rows.filter((r) => r.note).length}.`,
+    '',
+    `Billed stems (tasks that succeed): ${billed.length}; below 0 dB: ${billed.filter((r) => r.builtin < 0).length}; worst ${f2(Math.min(...billed.map((r) => r.builtin)))} dB;`,
+    `mean SDR ${f2(mean(billed.map((r) => r.builtin)))} dB; mean gain over the better trivial estimate ${f2(mean(billed.map(gain)))} dB.`,
+    `Tasks that fail uncharged (a stem found nowhere): ${failed.length} of ${new Set(rows.map((r) => `${r.song} ${r.modelType}`)).size}: ${failed.join('; ') || 'none'}.`,
     '',
   ].join('\n');
   if (process.argv.includes('--json')) console.log(JSON.stringify(rows));
