@@ -6,6 +6,7 @@
  * missing or stale graph is rebuilt, a current one reused. The result is a session and the DemucsPreset that
  * DemucsStage runs it with.
  */
+import { randomBytes } from 'node:crypto';
 import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { z } from 'zod';
@@ -53,11 +54,13 @@ export async function loadHtdemucsCheckpoint(dir: string, file: string, opts: Ht
   const t0 = performance.now();
   if (!(await isCurrent(graphPath, stampPath, stamp))) {
     const bytes = buildHtdemucsGraph(checkpoint, config);
-    // Written under temporary names and renamed, so a crash never leaves a truncated graph with a valid stamp.
-    await writeFile(`${graphPath}.tmp`, bytes);
-    await rename(`${graphPath}.tmp`, graphPath);
-    await writeFile(`${stampPath}.tmp`, `${JSON.stringify(stamp)}\n`);
-    await rename(`${stampPath}.tmp`, stampPath);
+    // Written under names of this process and renamed, so a crash never leaves a truncated graph with a valid
+    // stamp, and two workers building at once never write into the same file.
+    const tmp = `.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    await writeFile(graphPath + tmp, bytes);
+    await rename(graphPath + tmp, graphPath);
+    await writeFile(stampPath + tmp, `${JSON.stringify(stamp)}\n`);
+    await rename(stampPath + tmp, stampPath);
     built = true;
   }
   const t1 = performance.now();
