@@ -5,7 +5,7 @@
  * around them is: routes and labels, input scaling and back, the bag's weighting, composition and the residual stem,
  * load failures of verified-but-hostile files, and the graph written beside the checkpoint once.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { findPreset, presetPath, type MdxPreset } from '../../../src/engines/sep
 import type { ModelEntry } from '../../../src/models/catalog.js';
 import { presetCatalog } from '../../fixtures/pinned-catalog.js';
 import { buildTinyMdxModel, writeModel } from '../../fixtures/separation-models.js';
-import { demucsDirect, installEntry, meanStd, mixture, peakScale, rel, roformerDirect, sumError, type Install } from './checkpoint-fixtures.js';
+import { demucsDirect, GOLDEN, installEntry, meanStd, mixture, peakScale, rel, roformerDirect, sumError, type Install } from './checkpoint-fixtures.js';
 
 let dir: string;
 const ctx = () => ({ tmpDir: tmpdir(), signal: new AbortController().signal, onProgress: () => {} });
@@ -85,4 +85,55 @@ describe('HTDemucs from the authors\' checkpoints through the engine', () => {
       await engine.dispose();
     }
   }, 120_000);
+});
+
+/** The safetensors copy with every decoder weight negated (fp16 sign bit): another network with the same sources. */
+async function perturbedSafetensors(): Promise<Buffer> {
+  const bytes = Buffer.from(await readFile(join(GOLDEN, 'htdemucs/htdemucs.safetensors')));
+  const n = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8')) as Record<string, { dtype?: string; data_offsets?: [number, number] }>;
+  let flipped = 0;
+  for (const [key, t] of Object.entries(header)) {
+    if (!key.includes('decoder') || t.dtype !== 'F16' || !t.data_offsets) continue;
+    for (let i = 8 + n + t.data_offsets[0] + 1; i < 8 + n + t.data_offsets[1]; i += 2) bytes[i]! ^= 0x80;
+    flipped++;
+  }
+  if (flipped === 0) throw new Error('no fp16 decoder tensor to perturb');
+  return bytes;
+}
+
+describe('a bag of HTDemucs networks (htdemucs_ft\'s BagOfModels)', () => {
+  const bags = [
+    { as: 'bag-split', weights: [[1, 0, 1, 0], [0, 1, 0, 1]] },
+    { as: 'bag-mean', weights: [[3, 1, 1, 0], [1, 1, 1, 1]] },
+  ];
+  for (const bag of bags) {
+    it(`${bag.as}: each source is the weighted mean of the networks' estimates, weights ${JSON.stringify(bag.weights)}`, async () => {
+      const other = await perturbedSafetensors();
+      const entry = await installEntry(dir, 'htdemucs_ft-th', { 'f7e0c4bc-ba3fe64a.th': 'htdemucs/htdemucs-fd84e9d2.th', 'd12395a8.safetensors': other }, {
+        models: [{ signature: 'f7e0c4bc', file: 'f7e0c4bc-ba3fe64a.th' }, { signature: 'd12395a8', file: 'd12395a8.safetensors' }],
+        bagWeights: bag.weights,
+      }, bag.as);
+      const engine = engineOver([entry]);
+      const mix = mixture(1.2, 0.7, 5);
+      const a = await demucsDirect('htdemucs/htdemucs-fd84e9d2.th', mix);
+      const b = await demucsDirect(other, mix);
+      try {
+        expect(engine.route(501)?.label).toBe(`onnx-htdemucs:${bag.as}`);
+        const { run, stems } = await separate(engine, mix, 501);
+        expect(run.engine).toBe(`onnx-htdemucs:${bag.as}`);
+        ['drums', 'bass', 'other', 'vocals'].forEach((s, k) => {
+          // The two networks must disagree, or the weighting is not tested.
+          expect(rel(a[s]!, b[s]!), `networks differ on ${s}`).toBeGreaterThan(0.05);
+          if (s === 'other') return; // 501's other is the residual
+          const [wa, wb] = [bag.weights[0]![k]!, bag.weights[1]![k]!];
+          const want = a[s]!.map((c, ch) => c.map((v, i) => (wa * v + wb * b[s]![ch]![i]!) / (wa + wb)));
+          expect(rel(stems[s]!.channels, want), s).toBeLessThan(1e-5);
+        });
+        expect(sumError(mix, stems)).toBeLessThan(1e-5);
+      } finally {
+        await engine.dispose();
+      }
+    }, 120_000);
+  }
 });
