@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,31 +8,35 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveMediaTools } from '../../src/media/ffmpeg.js';
-import { findPreset, presetPath, type DemucsPreset, type MdxPreset } from '../../src/engines/separation/onnx/presets.js';
+import { findPreset, presetPath, type MdxPreset } from '../../src/engines/separation/onnx/presets.js';
+import type { CheckpointDemucsPreset, RoformerPreset } from '../../src/engines/separation/onnx/checkpoint-presets.js';
 import { findModel, piperModels, type ModelEntry } from '../../src/models/catalog.js';
 import { modelDir } from '../../src/models/download.js';
 import { writeTinyPiperVoice } from '../fixtures/onnx-builder.js';
 import { pinToBytes, pinToFiles, writeCatalogFile } from '../fixtures/pinned-catalog.js';
-import { buildTinyMdxModel, buildTinySpectralCoreDemucsModel } from '../fixtures/separation-models.js';
+import { buildTinyMdxModel } from '../fixtures/separation-models.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 /**
  * Provisioning through the API with no model hub: a local mirror (MODELS_BASE_URL) serves stand-in models, and a
- * site catalog (MODELS_CATALOG_FILE) pins their checksums, as the built-in catalog pins the real weights'.
+ * site catalog (MODELS_CATALOG_FILE) pins their checksums, as the built-in catalog pins the real weights'. The
+ * defaults the auto-pull fetches are the authors' checkpoints, so the mirror serves the harness' tiny ones in their
+ * place (test/fixtures/golden: a Mel-Band RoFormer .ckpt + YAML, an HTDemucs .th written by torch.save).
  */
 const run = promisify(execFile);
 const API = '/audio/api/v1/api-keys';
 const tools = resolveMediaTools({ preferSystem: true });
-const kim = findPreset('Kim_Vocal_2') as MdxPreset;
+const kim = findPreset('mel-band-roformer-kim') as RoformerPreset;
 const kara = findPreset('UVR_MDXNET_KARA_2') as MdxPreset;
-const demucs = findPreset('htdemucs-openkara') as DemucsPreset;
+const demucs = findPreset('htdemucs-th') as CheckpointDemucsPreset;
+const GOLDEN = join(import.meta.dirname, '../fixtures/golden');
 const lessac = piperModels().find((m) => m.piper.voices.some((v) => v.apiId === 5001))!;
 const ryan = piperModels().find((m) => m.piper.voices.some((v) => v.apiId === 5002))!;
 
-const KIM_BYTES = buildTinyMdxModel(kim.dimF, kim.dimT, 0.5);
+const KIM_BYTES = readFileSync(join(GOLDEN, 'roformer_mel/model.ckpt'));
+const KIM_YAML = readFileSync(join(GOLDEN, 'roformer_mel/config.yaml'));
 const KARA_BYTES = buildTinyMdxModel(kara.dimF, kara.dimT, 0.25);
-// The openkara spectral-core signature; drums from the time branch, vocals from the frequency branch.
-const DEMUCS_BYTES = buildTinySpectralCoreDemucsModel({ segment: 343980, bins: 2048, frames: 336, timeGain: [0.5, 0, 0, 0], freqGain: [0, 0, 0, 0.25] });
+const DEMUCS_BYTES = readFileSync(join(GOLDEN, 'htdemucs/htdemucs-fd84e9d2.th'));
 const LFS_POINTER = `version https://git-lfs.github.com/spec/v1\noid sha256:${'0'.repeat(64)}\nsize 63201294\n`;
 
 let app: TestApp;
@@ -45,11 +49,12 @@ let songUrl: string;
 
 beforeAll(async () => {
   modelsDir = await mkdtemp(join(tmpdir(), 'soundry-provision-'));
-  // The mirror trickles Kim_Vocal_2 out over ~3 s so the task's progress can be seen moving during the download;
+  // The mirror trickles the RoFormer checkpoint out over ~3 s so the task's progress can be seen moving during the download;
   // it serves KARA_2 with bytes that are not the catalog's (a corrupted mirror).
   mirror = createServer(async (req, res) => {
     mirrorHits.push(req.url ?? '');
-    if (req.url === `/Kim_Vocal_2/${kim.file}`) {
+    if (req.url === `/${kim.name}/${kim.config}`) return void res.writeHead(200, { 'content-length': KIM_YAML.length }).end(KIM_YAML);
+    if (req.url === `/${kim.name}/${kim.file}`) {
       res.writeHead(200, { 'content-length': KIM_BYTES.length });
       const step = Math.ceil(KIM_BYTES.length / 10);
       for (let at = 0; at < KIM_BYTES.length; at += step) {
@@ -58,7 +63,7 @@ beforeAll(async () => {
       }
       return void res.end();
     }
-    if (req.url === `/htdemucs-openkara/${demucs.file}`) {
+    if (req.url === `/${demucs.name}/${demucs.file}`) {
       return void res.writeHead(200, { 'content-length': DEMUCS_BYTES.length }).end(DEMUCS_BYTES);
     }
     if (req.url === `/UVR_MDXNET_KARA_2/${kara.file}`) {
@@ -78,9 +83,9 @@ beforeAll(async () => {
   await writeFile(join(modelDir(modelsDir, ryan), ryan.piper.modelFile), Buffer.alloc(4096, 0x5a));
   const site: ModelEntry[] = [
     pinToFiles(ryan, modelsDir),
-    pinToBytes(findModel('Kim_Vocal_2')!, { [kim.file]: KIM_BYTES }),
+    pinToBytes(findModel(kim.name)!, { [kim.file]: KIM_BYTES, [kim.config]: KIM_YAML }),
     pinToBytes(findModel('UVR_MDXNET_KARA_2')!, { [kara.file]: KARA_BYTES }),
-    pinToBytes(findModel('htdemucs-openkara')!, { [demucs.file]: DEMUCS_BYTES }),
+    pinToBytes(findModel(demucs.name)!, { [demucs.file]: DEMUCS_BYTES }),
   ];
   const catalogFile = await writeCatalogFile(join(modelsDir, 'site-catalog.json'), site);
   app = await startTestApp({ WORKER_THREADS: '1', MODELS_DIR: modelsDir, MODELS_CATALOG_FILE: catalogFile, MODELS_AUTO_PULL: 'true', MODELS_BASE_URL: base });
@@ -155,9 +160,10 @@ describe('auto-pull from the mirror', () => {
     const progress: number[] = [];
     const done = await separate(350, (d) => d.status === 'waiting' && typeof d.progress === 'number' && progress.push(d.progress));
     expect(done.data.status, JSON.stringify(done)).toBe('success');
-    expect(done.data.engine).toBe('onnx-mdx:Kim_Vocal_2');
+    expect(done.data.engine).toBe('onnx-roformer:mel-band-roformer-kim');
     expect(done.data.engine_note).toBeUndefined();
-    expect(mirrorHits).toContain(`/Kim_Vocal_2/${kim.file}`);
+    expect(mirrorHits).toContain(`/${kim.name}/${kim.file}`);
+    expect(mirrorHits).toContain(`/${kim.name}/${kim.config}`);
     // Download progress sits between the fetch of the input (0.05) and the start of separation (~0.3).
     expect(progress.some((p) => p > 0.05 && p < 0.3), JSON.stringify(progress)).toBe(true);
     expect(await readFile(presetPath(modelsDir, kim))).toEqual(KIM_BYTES);
@@ -165,22 +171,22 @@ describe('auto-pull from the mirror', () => {
     // A second task finds it installed: no second download.
     const hits = mirrorHits.length;
     const again = await separate(350);
-    expect(again.data.engine).toBe('onnx-mdx:Kim_Vocal_2');
+    expect(again.data.engine).toBe('onnx-roformer:mel-band-roformer-kim');
     expect(mirrorHits.length).toBe(hits);
   }, 240_000);
 
-  it('501 on a server with no model: pulls the catalogued 4-stem HTDemucs, runs it, and 340 then uses it too', async () => {
+  it("501 on a server with no model: pulls Meta's 4-stem HTDemucs checkpoint, runs it, and 340 then uses it too", async () => {
     expect(existsSync(presetPath(modelsDir, demucs))).toBe(false);
     const done = await separate(501);
     expect(done.data.status, JSON.stringify(done)).toBe('success');
-    expect(done.data.engine).toBe('onnx-htdemucs:htdemucs-openkara');
+    expect(done.data.engine).toBe('onnx-htdemucs:htdemucs-th');
     expect(done.data.engine_note).toBeUndefined();
-    expect(mirrorHits).toContain(`/htdemucs-openkara/${demucs.file}`);
+    expect(mirrorHits).toContain(`/${demucs.name}/${demucs.file}`);
     expect(await readFile(presetPath(modelsDir, demucs))).toEqual(DEMUCS_BYTES);
     const hits = mirrorHits.length;
     const drums = await separate(340);
     expect(drums.data.status, JSON.stringify(drums)).toBe('success');
-    expect(drums.data.engine).toBe('onnx-htdemucs:htdemucs-openkara');
+    expect(drums.data.engine).toBe('onnx-htdemucs:htdemucs-th');
     expect(mirrorHits.length).toBe(hits);
   }, 240_000);
 
@@ -206,7 +212,8 @@ describe('models list on the same folder', () => {
     const { loadCatalog } = await import('../../src/models/catalog-file.js');
     const list = await listModels({ modelsDir, catalog: loadCatalog(app.config.MODELS_CATALOG_FILE), baseUrl: app.config.MODELS_BASE_URL! });
     const by = new Map(list.map((m) => [m.name, m]));
-    expect(by.get('Kim_Vocal_2')?.state).toBe('installed');
+    expect(by.get(kim.name)?.state).toBe('installed');
+    expect(by.get(demucs.name)?.state).toBe('installed');
     expect(by.get(lessac.name)?.state).toBe('corrupt');
     expect(by.get(lessac.name)?.files[0]?.reason).toMatch(/Git LFS pointer/);
     expect(by.get('UVR_MDXNET_KARA_2')?.state).toBe('missing');
