@@ -5,18 +5,21 @@
  * around them is: routes and labels, input scaling and back, the bag's weighting, composition and the residual stem,
  * load failures of verified-but-hostile files, and the graph written beside the checkpoint once.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AudioData } from '../../../src/media/audio.js';
 import { collectingSink, outputStems, sourceFromAudio } from '../../../src/engines/separation/engine.js';
-import { NeuralSeparationEngine } from '../../../src/engines/separation/neural.js';
+import { ModelLoadError, NeuralSeparationEngine } from '../../../src/engines/separation/neural.js';
 import { checkpointPresets } from '../../../src/engines/separation/onnx/checkpoint-presets.js';
 import { findPreset, presetPath, type MdxPreset } from '../../../src/engines/separation/onnx/presets.js';
+import { SelectingSeparationEngine } from '../../../src/engines/separation/select.js';
 import type { ModelEntry } from '../../../src/models/catalog.js';
 import { presetCatalog } from '../../fixtures/pinned-catalog.js';
 import { buildTinyMdxModel, writeModel } from '../../fixtures/separation-models.js';
+import { writeZip } from '../../helpers/hostile-files.js';
 import { demucsDirect, GOLDEN, installEntry, meanStd, mixture, peakScale, rel, roformerDirect, sumError, type Install } from './checkpoint-fixtures.js';
 
 let dir: string;
@@ -193,6 +196,58 @@ describe('RoFormers from their checkpoints through the engine', () => {
         expect(sumError(mix, stems)).toBeLessThan(1e-5);
       } finally {
         await engine.dispose();
+      }
+    }, 120_000);
+  }
+});
+
+// Pickle opcodes for a hand-made hostile package: GLOBAL posix.system, called with a shell command (REDUCE).
+const pickleStr = (s: string) => {
+  const body = Buffer.from(s, 'utf8');
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(body.length);
+  return Buffer.concat([Buffer.from([0x58]), len, body]);
+};
+const hostileTh = (marker: string) => writeZip([
+  { name: 'archive/data.pkl', data: Buffer.concat([Buffer.from([0x80, 2]), Buffer.from('cposix\nsystem\n', 'latin1'), Buffer.from([0x28]), pickleStr(`touch ${marker}`), Buffer.from([0x74, 0x52, 0x2e])]) },
+  { name: 'archive/byteorder', data: Buffer.from('little') },
+]);
+
+describe('a checkpoint the catalog vouches for but that is broken or hostile', () => {
+  const cases = [
+    { what: 'truncated .th', entry: 'htdemucs-th', file: '955717e8-8726e21a.th', modelType: 340, why: /not a readable PyTorch checkpoint: .*truncated/, bytes: async () => (await readFile(join(GOLDEN, 'htdemucs/htdemucs-fd84e9d2.th'))).subarray(0, 150_000) },
+    { what: 'pickle calling posix.system', entry: 'htdemucs-th', file: '955717e8-8726e21a.th', modelType: 501, why: /asks to call posix\.system.*never runs code/, bytes: async (marker: string) => hostileTh(marker) },
+    { what: 'truncated RoFormer .ckpt', entry: 'mel-band-roformer-kim', file: 'MelBandRoformer.ckpt', modelType: 350, why: /not a readable PyTorch checkpoint: .*truncated/, bytes: async () => (await readFile(join(GOLDEN, 'roformer_mel/model.ckpt'))).subarray(0, 400_000) },
+  ];
+  for (const c of cases) {
+    it(`${c.what}: separate() fails with ModelLoadError naming the file, having run nothing; the selecting engine falls back`, async () => {
+      const models = await mkdtemp(join(tmpdir(), 'soundry-ckpt-hostile-'));
+      const marker = join(models, 'ran-code');
+      try {
+        const files: Install = { [c.file]: await c.bytes(marker) };
+        if (c.entry === 'mel-band-roformer-kim') files['config_vocals_mel_band_roformer_kj.yaml'] = 'roformer_mel/config.yaml';
+        const entry = await installEntry(models, c.entry, files);
+        const engine = new NeuralSeparationEngine({ modelsDir: models, catalog: [entry], presets: checkpointPresets([entry]), threads: 1 });
+        // Verified (size and sha256 match the catalog), so the route is taken; the load is what fails.
+        expect(engine.supports(c.modelType)).toBe(true);
+        const sink = collectingSink();
+        const err = await engine.separate(sourceFromAudio(mixture(0.3, 0.5)), c.modelType, ctx(), sink).then(() => undefined, (e: unknown) => e);
+        expect(err).toBeInstanceOf(ModelLoadError);
+        expect((err as ModelLoadError).file).toBe(join(models, c.entry, c.file));
+        expect((err as Error).message).toContain(c.file);
+        expect((err as Error).message).toMatch(c.why);
+        expect(sink.result()).toEqual({});
+        await engine.dispose();
+        // The built-in presets know these names: the site's catalog alone makes the hostile file "installed".
+        const selecting = new SelectingSeparationEngine({ modelsDir: models, catalog: [entry], choice: 'auto', threads: 1 });
+        expect(selecting.pick(c.modelType).id).toBe('onnx');
+        const run = await selecting.separate(sourceFromAudio(mixture(1, 0.5)), c.modelType, ctx(), collectingSink());
+        expect(run.engine).toBe('builtin-dsp');
+        expect(run.note).toContain(join(models, c.entry, c.file));
+        expect(run.note).toMatch(/could not be loaded.*built-in engine/);
+        expect(existsSync(marker)).toBe(false);
+      } finally {
+        await rm(models, { recursive: true, force: true });
       }
     }, 120_000);
   }
