@@ -5,8 +5,9 @@
  * around them is: routes and labels, input scaling and back, the bag's weighting, composition and the residual stem,
  * load failures of verified-but-hostile files, and the graph written beside the checkpoint once.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -251,4 +252,116 @@ describe('a checkpoint the catalog vouches for but that is broken or hostile', (
       }
     }, 120_000);
   }
+});
+
+async function writable(path: string): Promise<boolean> {
+  const probe = join(path, '.probe');
+  try {
+    await writeFile(probe, '');
+    await rm(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes `path` read-only the way a site mounts MODELS_DIR: by permissions, or (as root, whom permissions do not
+ * stop) by a read-only bind mount. Returns how to undo it, or undefined where neither takes effect here.
+ */
+async function makeReadOnly(path: string): Promise<(() => Promise<void>) | undefined> {
+  await chmod(path, 0o555);
+  if (!(await writable(path))) return () => chmod(path, 0o755);
+  await chmod(path, 0o755);
+  if (process.getuid?.() !== 0) return undefined;
+  try {
+    execFileSync('mount', ['--bind', '-o', 'ro', path, path], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  const undo = async () => void execFileSync('umount', [path], { stdio: 'ignore' });
+  if (await writable(path)) {
+    await undo();
+    return undefined;
+  }
+  return undo;
+}
+
+describe('the graph built beside the checkpoint', () => {
+  const th = { '955717e8-8726e21a.th': 'htdemucs/htdemucs-fd84e9d2.th' };
+
+  it('is written once with its stamp, reused by the next engine, and rebuilt when the checkpoint changes', async () => {
+    const models = await mkdtemp(join(tmpdir(), 'soundry-ckpt-stamp-'));
+    try {
+      const entry = await installEntry(models, 'htdemucs-th', th);
+      const folder = join(models, 'htdemucs-th');
+      const graph = join(folder, '955717e8-8726e21a.graph.onnx');
+      const run = async () => {
+        const engine = new NeuralSeparationEngine({ modelsDir: models, catalog: [entry], presets: checkpointPresets([entry]), threads: 1 });
+        try {
+          return (await separate(engine, mixture(0.4, 0.5), 340)).stems;
+        } finally {
+          await engine.dispose();
+        }
+      };
+      const first = await run();
+      expect((await readdir(folder)).sort()).toEqual(['.verified.json', '955717e8-8726e21a.graph.json', '955717e8-8726e21a.graph.onnx', '955717e8-8726e21a.th']);
+      const built = await stat(graph);
+      const stamp = JSON.parse(await readFile(join(folder, '955717e8-8726e21a.graph.json'), 'utf8'));
+      expect(stamp).toMatchObject({ checkpoint: '955717e8-8726e21a.th', size: (await stat(join(folder, '955717e8-8726e21a.th'))).size });
+      const second = await run();
+      const reused = await stat(graph);
+      expect([reused.ino, reused.mtimeMs]).toEqual([built.ino, built.mtimeMs]);
+      expect(second.drums!.channels).toEqual(first.drums!.channels);
+      // A checkpoint replaced in place (same bytes here, new mtime) makes the stamp stale: the graph is rebuilt.
+      const later = new Date(Date.now() + 5000);
+      await utimes(join(folder, '955717e8-8726e21a.th'), later, later);
+      await run();
+      const rebuilt = await stat(graph);
+      expect(rebuilt.ino).not.toBe(built.ino);
+      expect(JSON.parse(await readFile(join(folder, '955717e8-8726e21a.graph.json'), 'utf8')).mtimeMs).toBe(later.getTime());
+      expect((await readdir(folder)).filter((f) => f.includes('.tmp'))).toEqual([]);
+    } finally {
+      await rm(models, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('in a read-only models folder: a graph built earlier is used; none built yet fails naming the file and why', async (t) => {
+    const models = await mkdtemp(join(tmpdir(), 'soundry-ckpt-ro-'));
+    const undo: Array<() => Promise<void>> = [];
+    try {
+      const entry = await installEntry(models, 'htdemucs-th', th);
+      const engine = () => new NeuralSeparationEngine({ modelsDir: models, catalog: [entry], presets: checkpointPresets([entry]), threads: 1 });
+      const mix = mixture(0.4, 0.5);
+      // Built while writable (the first task after install), then the folder turns read-only.
+      const warm = engine();
+      const before = (await separate(warm, mix, 340)).stems;
+      await warm.dispose();
+      const folder = join(models, 'htdemucs-th');
+      const ro = await makeReadOnly(folder);
+      if (!ro) return t.skip('cannot make a folder read-only here (root without mount)');
+      undo.push(ro);
+      const cold = engine();
+      expect((await separate(cold, mix, 340)).stems.drums!.channels).toEqual(before.drums!.channels);
+      await cold.dispose();
+      await ro();
+      undo.pop();
+
+      // A folder whose graph was never built: the graph cannot be written beside the checkpoint.
+      await rm(join(folder, '955717e8-8726e21a.graph.onnx'));
+      await rm(join(folder, '955717e8-8726e21a.graph.json'));
+      const ro2 = await makeReadOnly(folder);
+      if (!ro2) return t.skip('cannot make a folder read-only here');
+      undo.push(ro2);
+      const fresh = engine();
+      const err = await separate(fresh, mix, 340).then(() => undefined, (e: unknown) => e);
+      await fresh.dispose();
+      expect(err).toBeInstanceOf(ModelLoadError);
+      expect((err as Error).message).toContain(join(folder, '955717e8-8726e21a.th'));
+      expect((err as Error).message).toMatch(/read-only file system|permission denied/i);
+    } finally {
+      for (const u of undo.reverse()) await u();
+      await rm(models, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
