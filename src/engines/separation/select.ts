@@ -50,7 +50,8 @@ export class SelectingSeparationEngine implements SeparationEngine {
       if (opts.choice !== 'auto' && !forced) throw new Error(`SEPARATION_ENGINE: unknown model ${opts.choice}`);
       // A forced karaoke model still needs a vocal model in front of it.
       const presets = forced ? NEURAL_PRESETS.filter((p) => p === forced || (forced.family === 'mdx' && forced.karaoke && p.family === 'mdx' && !p.karaoke)) : NEURAL_PRESETS;
-      this.neural = new NeuralSeparationEngine({ ...opts, presets });
+      // A model named by the site may be pulled even when it is never pulled on its own (the bag, the Mega RoFormer).
+      this.neural = new NeuralSeparationEngine({ ...opts, presets, pullOptIn: forced !== undefined });
     }
   }
 
