@@ -83,7 +83,7 @@ function collect(blocks: Array<Record<string, Stereo>>, stems: readonly string[]
   let at = 0;
   for (const b of blocks) {
     const len = b[stems[0]!]![0].length;
-    for (const k of stems) for (let c = 0; c < 2; c++) out[k]![c].set(b[k]![c].subarray(0, Math.min(len, n - at)).map((v) => v * s.std + s.mean), at);
+    for (const k of stems) for (let c = 0; c < 2; c++) out[k]![c]!.set(b[k]![c]!.subarray(0, Math.min(len, n - at)).map((v) => v * s.std + s.mean), at);
     at += len;
   }
   if (at < n) throw new Error(`stage returned ${at} samples for ${n}`);
