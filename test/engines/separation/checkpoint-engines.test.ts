@@ -365,3 +365,30 @@ describe('the graph built beside the checkpoint', () => {
     }
   }, 120_000);
 });
+
+describe('two engines of one process (worker threads) loading the same checkpoint at once', () => {
+  const cases = [
+    { entry: 'htdemucs-th', files: { '955717e8-8726e21a.th': 'htdemucs/htdemucs-fd84e9d2.th' }, modelType: 340, stem: 'drums' },
+    { entry: 'mel-band-roformer-kim', files: { 'MelBandRoformer.ckpt': 'roformer_mel/model.ckpt', 'config_vocals_mel_band_roformer_kj.yaml': 'roformer_mel/config.yaml' }, modelType: 350, stem: 'vocals' },
+  ] as const;
+  for (const c of cases) {
+    it(`${c.entry}: every task on a cold models folder gets the model, none falls over the others' graph write`, async () => {
+      const models = await mkdtemp(join(tmpdir(), 'soundry-ckpt-race-'));
+      try {
+        const entry = await installEntry(models, c.entry, c.files as Install);
+        const engines = [0, 1, 2].map(() => new NeuralSeparationEngine({ modelsDir: models, catalog: [entry], presets: checkpointPresets([entry]), threads: 1 }));
+        const mix = mixture(0.3, 0.5);
+        const runs = await Promise.allSettled(engines.map((e) => separate(e, mix, c.modelType)));
+        await Promise.all(engines.map((e) => e.dispose()));
+        const failed = runs.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+        expect(failed).toEqual([]);
+        const stems = runs.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof separate>>>).value.stems[c.stem]!.channels);
+        expect(stems[1]).toEqual(stems[0]);
+        expect(stems[2]).toEqual(stems[0]);
+        expect((await readdir(join(models, c.entry))).filter((f) => f.includes('.tmp'))).toEqual([]);
+      } finally {
+        await rm(models, { recursive: true, force: true });
+      }
+    }, 120_000);
+  }
+});

@@ -10,6 +10,7 @@
  * Not reproduced here (the caller's business, as in the reference's `separate`): peak normalisation of the
  * input, and the segment-size override audio-separator applies to inputs under 10 s.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { RealFft } from '../../../media/dsp/fft.js';
@@ -149,8 +150,9 @@ export async function loadRoformer(dir: string, ckptFile: string, yamlFile: stri
   const graph = buildRoformerGraph(ckpt, config, opts);
   await mkdir(root, { recursive: true });
   const graphPath = join(root, `${basename(ckptFile)}.soundry.onnx`);
-  // Written whole then renamed, so a concurrent load never opens half a graph.
-  const tmp = `${graphPath}.${process.pid}.tmp`;
+  // Written whole then renamed, so a concurrent load never opens half a graph; the name is this call's own, since
+  // worker threads share the pid and two of them loading at once must not rename each other's file away.
+  const tmp = `${graphPath}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   await writeFile(tmp, graph.bytes);
   await rename(tmp, graphPath);
   const t1 = performance.now();
