@@ -130,9 +130,17 @@ export class NeuralSeparationEngine implements SeparationEngine {
   private htdemucs(p: CheckpointDemucsPreset, model: number): Promise<LoadedHtdemucs> {
     const dir = join(this.opts.modelsDir, p.name);
     const file = p.models[model]!.file;
-    return this.cached(this.demucsLoads, join(dir, file), () =>
-      loadHtdemucsCheckpoint(dir, file, { threads: this.opts.threads, providers: this.opts.executionProviders }),
-    );
+    return this.cached(this.demucsLoads, join(dir, file), async () => {
+      const loaded = await loadHtdemucsCheckpoint(dir, file, { threads: this.opts.threads, providers: this.opts.executionProviders });
+      // A verified file can still be another network than its entry says (a site pinning the 4-source file under the
+      // 6-source name): refused here, as a load error the caller can fall back from, not a crash mid-task.
+      const got = loaded.preset.sources;
+      if (got.length !== p.sources.length || p.sources.some((s) => !got.includes(s))) {
+        await loaded.session.release();
+        throw new Error(`${file} separates ${got.join(', ')}; the catalog entry ${p.name} expects ${p.sources.join(', ')}`);
+      }
+      return loaded;
+    });
   }
 
   private roformer(p: RoformerPreset, stems?: readonly string[]): Promise<LoadedRoformer> {

@@ -392,3 +392,20 @@ describe('two engines of one process (worker threads) loading the same checkpoin
     }, 120_000);
   }
 });
+
+describe('a verified checkpoint that is not the network its catalog entry describes', () => {
+  it('a 4-source HTDemucs pinned under the 6-source entry: a load error naming the file and both source lists', async () => {
+    const models = await mkdtemp(join(tmpdir(), 'soundry-ckpt-wrong-'));
+    try {
+      const entry = await installEntry(models, 'htdemucs_6s-th', { '5c90dfd2-34c22ccb.th': 'htdemucs/htdemucs-fd84e9d2.th' });
+      const engine = new NeuralSeparationEngine({ modelsDir: models, catalog: [entry], presets: checkpointPresets([entry]), threads: 1 });
+      const err = await separate(engine, mixture(0.3, 0.5), 380).then(() => undefined, (e: unknown) => e);
+      await engine.dispose();
+      expect(err).toBeInstanceOf(ModelLoadError);
+      expect((err as Error).message).toContain(join(models, 'htdemucs_6s-th', '5c90dfd2-34c22ccb.th'));
+      expect((err as Error).message).toMatch(/drums, bass, other, vocals.*drums, bass, other, vocals, guitar, piano/);
+    } finally {
+      await rm(models, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
