@@ -16,6 +16,7 @@ import { collectingSink, outputStems, sourceFromAudio } from '../../../src/engin
 import { ModelLoadError, NeuralSeparationEngine } from '../../../src/engines/separation/neural.js';
 import { checkpointPresets } from '../../../src/engines/separation/onnx/checkpoint-presets.js';
 import { findPreset, presetPath, type MdxPreset } from '../../../src/engines/separation/onnx/presets.js';
+import { openSeparationSession } from '../../../src/engines/separation/onnx/session.js';
 import { SelectingSeparationEngine } from '../../../src/engines/separation/select.js';
 import type { ModelEntry } from '../../../src/models/catalog.js';
 import { presetCatalog } from '../../fixtures/pinned-catalog.js';
@@ -408,4 +409,40 @@ describe('a verified checkpoint that is not the network its catalog entry descri
       await rm(models, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('a multi-instrument RoFormer (the MVSep Mega entry) running only the heads a task needs', () => {
+  // The tiny Mel-Band RoFormer has two heads (vocals, other); the test entry calls head 1 piano and head 0 guitar.
+  const files = { 'mvsep_mega_model_bs_roformer_53_stems_v1.ckpt': 'roformer_mel/model.ckpt', 'mvsep_mega_model_bs_roformer_53_stems.yaml': 'roformer_mel/config.yaml' };
+  const meta = { stems: ['piano', 'guitar'], heads: { piano: 1, guitar: 0 } };
+
+  it('380 and 390 route to it; each stem is that head of RoformerStage, scaled back; 491 does not', async () => {
+    const catalog = [await installEntry(dir, 'bs-roformer-mvsep-mega-53', files, meta)];
+    const engine = engineOver(catalog);
+    const mix = mixture(0.5, 1.4, 21);
+    const all = await roformerDirect('roformer_mel/model.ckpt', 'roformer_mel/config.yaml', mix);
+    try {
+      expect(engine.route(491)).toBeUndefined();
+      for (const [t, stem, head] of [[380, 'piano', 'other'], [390, 'guitar', 'vocals']] as const) {
+        expect(engine.route(t)?.label).toBe('onnx-roformer:bs-roformer-mvsep-mega-53');
+        const { run, stems } = await separate(engine, mix, t);
+        expect(run.engine).toBe('onnx-roformer:bs-roformer-mvsep-mega-53');
+        expect(Object.keys(stems).sort()).toEqual([stem, 'remainder'].sort());
+        expect(rel(stems[stem]!.channels, all[head]!), `${t} ${stem}`).toBeLessThan(1e-5);
+        expect(sumError(mix, stems)).toBeLessThan(1e-5);
+      }
+      // One graph per head set, each with that one head's mask output.
+      const folder = join(dir, 'bs-roformer-mvsep-mega-53');
+      expect((await readdir(folder)).filter((f) => f.endsWith('.soundry.onnx')).sort()).toEqual([
+        'mvsep_mega_model_bs_roformer_53_stems_v1.ckpt.heads-0.soundry.onnx',
+        'mvsep_mega_model_bs_roformer_53_stems_v1.ckpt.heads-1.soundry.onnx',
+      ]);
+      const session = await openSeparationSession(join(folder, 'mvsep_mega_model_bs_roformer_53_stems_v1.ckpt.heads-1.soundry.onnx'), 1);
+      const out = session.outputMetadata[0]!;
+      expect(out.isTensor && out.shape[0]).toBe(1);
+      await session.release();
+    } finally {
+      await engine.dispose();
+    }
+  }, 120_000);
 });

@@ -26,6 +26,11 @@ export interface RoformerGraphOptions {
    * 1.3 GB for BS-RoFormer at 801 frames; in blocks of 8 bands, 160 MB). 0 runs all bands at once.
    */
   attentionGroup?: number;
+  /**
+   * Only these output heads (mask estimators), in this order: a task needs one or two of a multi-instrument model's
+   * heads (the MVSep Mega model has 53 of about 12 M parameters each). Absent: every output of the configuration.
+   */
+  heads?: ReadonlyArray<{ name: string; index: number }>;
 }
 
 export interface BuiltRoformerGraph {
@@ -84,8 +89,11 @@ export function buildRoformerGraph(ckpt: Checkpoint, cfg: RoformerConfig, opts: 
   if (g.has(`mask_estimators.${stems}.to_freqs.0.0.0.weight`) || !g.has(`mask_estimators.${stems - 1}.to_freqs.0.0.0.weight`)) {
     throw new Error(`${ckpt.file}: the checkpoint's mask estimators do not match the configuration's ${stems} stem(s) (${cfg.outputs.join(', ')})`);
   }
+  const chosen = opts.heads?.map((h) => h.index) ?? cfg.outputs.map((_, n) => n);
+  const missing = chosen.filter((n) => !Number.isInteger(n) || n < 0 || n >= stems);
+  if (missing.length || chosen.length === 0) throw new Error(`${ckpt.file}: no output head ${missing.join(', ') || '(none asked for)'}; the configuration has ${stems} (0-${stems - 1})`);
   const masks: string[] = [];
-  for (let n = 0; n < stems; n++) {
+  for (const n of chosen) {
     const perBand = bands.perBand.map((count, b) => {
       const key = `mask_estimators.${n}.to_freqs.${b}.0`;
       let h = g.op1('Gather', [x, g.constant([], [b], 'int64')], { axis: int(1) }); // [frames, dim]
@@ -105,8 +113,8 @@ export function buildRoformerGraph(ckpt: Checkpoint, cfg: RoformerConfig, opts: 
     if (mel) m = averageOverlaps(g, ops.reshape(m, [-1, bands.freqIndices.length, 2]), bands, entries);
     masks.push(g.op1('Unsqueeze', [m, g.ints([0])]));
   }
-  g.output(masks.length > 1 ? g.op1('Concat', masks, { axis: int(0) }) : masks[0]!, 'mask', [stems, 'frames', features]);
-  return { bytes: g.toBytes('roformer'), bands, features, stems };
+  g.output(masks.length > 1 ? g.op1('Concat', masks, { axis: int(0) }) : masks[0]!, 'mask', [masks.length, 'frames', features]);
+  return { bytes: g.toBytes('roformer'), bands, features, stems: masks.length };
 }
 
 /**

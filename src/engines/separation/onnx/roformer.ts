@@ -144,12 +144,18 @@ export interface LoadRoformerOptions extends RoformerGraphOptions {
  */
 export async function loadRoformer(dir: string, ckptFile: string, yamlFile: string, opts: LoadRoformerOptions = {}): Promise<LoadedRoformer> {
   const root = resolve(dir);
-  const config = await readRoformerConfig(join(root, yamlFile));
+  const full = await readRoformerConfig(join(root, yamlFile));
+  // With a subset of heads the graph's outputs are those heads, named by the caller; no residual is derived (a
+  // multi-instrument model's outputs overlap, and the engine makes the remainder itself).
+  const { residual: _residual, ...rest } = full;
+  const config: RoformerConfig = opts.heads ? { ...rest, outputs: opts.heads.map((h) => h.name) } : full;
   const t0 = performance.now();
   const ckpt = await (opts.readCheckpoint ?? readCheckpoint)(join(root, ckptFile));
-  const graph = buildRoformerGraph(ckpt, config, opts);
+  const graph = buildRoformerGraph(ckpt, full, opts);
   await mkdir(root, { recursive: true });
-  const graphPath = join(root, `${basename(ckptFile)}.soundry.onnx`);
+  // One graph file per head set: two tasks wanting different heads must not open each other's graph.
+  const heads = opts.heads ? `.heads-${opts.heads.map((h) => h.index).join('-')}` : '';
+  const graphPath = join(root, `${basename(ckptFile)}${heads}.soundry.onnx`);
   // Written whole then renamed, so a concurrent load never opens half a graph; the name is this call's own, since
   // worker threads share the pid and two of them loading at once must not rename each other's file away.
   const tmp = `${graphPath}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
