@@ -1,7 +1,9 @@
 /**
- * Presets for the models run from their authors' own checkpoints, derived from the catalog entries' `meta` (so a
- * model catalogued there, or in a site's MODELS_CATALOG_FILE, needs no second list here). The meta is checked with
- * zod: an entry whose meta does not describe a runnable model is skipped with the reason, never half-used.
+ * Presets for the models run from their authors' own checkpoints, derived from the built-in catalog entries' `meta`
+ * (src/models/catalog-separation-checkpoints.ts), so a model catalogued there needs no second list here. A site's
+ * MODELS_CATALOG_FILE can re-pin those entries' files (sizes and checksums) but not add a checkpoint model of its
+ * own: its rows carry no `meta`. The meta is checked with zod: an entry whose meta does not describe a runnable model
+ * is skipped with the reason, never half-used.
  */
 import { z } from 'zod';
 import type { ModelEntry } from '../../../models/catalog.js';
