@@ -156,7 +156,9 @@ export const CHECKPOINT_SEPARATION_MODELS: readonly OtherModelEntry[] = [
     meta: {
       engine: 'roformer-checkpoint', architecture: 'mel_band_roformer', sampleRate: 44100, stems: ['vocals'], complement: 'instrumental', modelTypes: [350, 490],
       checkpointFile: 'MelBandRoformer.ckpt', configFile: 'config_vocals_mel_band_roformer_kj.yaml',
-      nFft: 2048, hop: 441, chunkSize: 352800, numOverlap: 2,
+      // python-audio-separator's chunk: hop * (inference.dim_t - 1) = 441 * 255 (the yaml's audio.chunk_size, 352800,
+      // is what ZFTurbo's own inference script uses); the engine reads the yaml as audio-separator does.
+      nFft: 2048, hop: 441, chunkSize: 112455, numOverlap: 2,
     },
     files: [
       { path: 'MelBandRoformer.ckpt', url: 'https://huggingface.co/KimberleyJSN/melbandroformer/resolve/ac9b0614ab3cd7f77219e18ba494dfd93956c348/MelBandRoformer.ckpt', sizeBytes: 913106900, sha256: '87201f4d31afb5bc79993230fc49446918425574db48c01c405e44f365c7559e' },

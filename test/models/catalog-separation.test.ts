@@ -54,7 +54,8 @@ describe('separation model catalog', () => {
       if (meta.engine === 'roformer-checkpoint') {
         expect(paths, m.name).toEqual([meta.checkpointFile, meta.configFile]);
         expect(['bs_roformer', 'mel_band_roformer']).toContain(meta.architecture);
-        expect((meta.chunkSize as number) % (meta.numOverlap as number), m.name).toBe(0);
+        // audio-separator steps by chunk // num_overlap: a whole step of at least one sample.
+        expect(Math.floor((meta.chunkSize as number) / (meta.numOverlap as number)), m.name).toBeGreaterThan(0);
       } else {
         const models = meta.models as { file: string; kwargsFile?: string }[];
         for (const x of models) {
