@@ -52,6 +52,13 @@ export interface CompareOptions {
   format?: 'ckpt' | 'safetensors';
   /** Called with load and run figures (graph build, session create, seconds per chunk). */
   report?: (figures: Record<string, number>) => void;
+  /**
+   * Only these output heads, as the engine asks for them (a multi-instrument model's `heads`): each given name is
+   * compared with the reference's stem of that head's index (`sources[index]`).
+   */
+  heads?: ReadonlyArray<{ name: string; index: number }>;
+  /** Receives Soundry's demixed stems, by the names the stage gave them. */
+  stems?: (stems: Record<string, Stereo>) => void;
 }
 
 /** Files below this are copied to a scratch folder for the graph; larger (full-size, git-ignored) are used in place. */
@@ -66,7 +73,7 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
     work = await mkdtemp(join(tmpdir(), 'soundry-roformer-'));
     for (const f of [weights, c.config]) await copyFile(join(dir, f), join(work, f));
   }
-  const model = await loadRoformer(work, weights, c.config, { threads: opts.threads });
+  const model = await loadRoformer(work, weights, c.config, { threads: opts.threads, ...(opts.heads ? { heads: opts.heads } : {}) });
   try {
     const results: OutputError[] = [];
     const cfg = model.config;
@@ -95,7 +102,8 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
     const chunkSeconds = (performance.now() - started) / 1000;
     const ref = goldenTensor(golden, 'net.chunk_out', dir);
     const n = ref.shape[ref.shape.length - 1]!;
-    cfg.outputs.forEach((name, k) => {
+    cfg.outputs.forEach((name, j) => {
+      const k = opts.heads ? opts.heads[j]!.index : j;
       const refStem = ref.shape.length === 3 ? ref.data.subarray(k * 2 * n, (k + 1) * 2 * n) : ref.data;
       results.push(compareOutput(`net ${name} (one chunk)`, one[name]!, [refStem.subarray(0, n), refStem.subarray(n, 2 * n)]));
     });
@@ -117,7 +125,12 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
     take(await stage.end());
     const demixSeconds = (performance.now() - t0) / 1000;
     if (at !== total) throw new Error(`${dir}: Soundry's RoFormer stage returned ${at} samples for ${total}`);
-    for (const s of c.sources) results.push(compareOutput(s, got[s]!, channels(goldenTensor(golden, `output.${s}`, dir))));
+    const named = opts.heads ? opts.heads.map((h) => ({ name: h.name, ref: c.sources[h.index]! })) : c.sources.map((s) => ({ name: s, ref: s }));
+    for (const { name, ref } of named) {
+      if (!got[name]) throw new Error(`${dir}: Soundry's stage gave no stem '${name}' (it gave ${model.sources.join(', ')})`);
+      results.push(compareOutput(name === ref ? name : `${name} (head ${ref})`, got[name], channels(goldenTensor(golden, `output.${ref}`, dir))));
+    }
+    opts.stems?.(got);
     const chunks = chunkStarts(total, cfg.chunk, Math.floor(cfg.chunk / cfg.overlap)).length;
     opts.report?.({ graphMs: model.timings.graphMs, sessionMs: model.timings.sessionMs, chunkSeconds, demixSeconds, chunks });
     return results;

@@ -76,7 +76,7 @@ export interface RoformerConfig {
   outputs: string[];
   /** A single-target model's other stem (mixture minus target), as MDXCSeparator returns it. */
   residual?: string;
-  /** Samples per chunk: stft_hop_length * (inference.dim_t - 1). */
+  /** Samples per chunk: stft_hop_length (else audio.hop_length) * (inference.dim_t - 1); not always a multiple of hop. */
   chunk: number;
   /** MDXCSeparator's overlap: windows over each position; the step is chunk // overlap. */
   overlap: number;
@@ -103,8 +103,13 @@ export function parseRoformerConfig(text: string, file = 'config'): RoformerConf
   if (m.linear_transformer_depth > 0) fail('linear_transformer_depth > 0 (linear attention) is not supported');
   if (m.stft_normalized) fail('stft_normalized is not supported');
   const nFft = m.stft_n_fft;
-  // BSRoformer's default hop is 512, MelBandRoformer's 512 too; MDXCSeparator falls back to audio.hop_length.
-  const hop = m.stft_hop_length ?? audio?.hop_length ?? 512;
+  // Two hops, equal in every released config: the network's STFT hop is model.stft_hop_length, else the default of
+  // BSRoformer and MelBandRoformer (512; RoformerLoader passes the key only when the yaml has it), while
+  // MDXCSeparator's chunk is stft_hop_length * (dim_t - 1), falling back to audio.hop_length. Where they differ
+  // the chunk is off the STFT hop grid (as the MVSep Mega model's 882000 vs 512 is), and the stage copes with the
+  // shorter network output as the reference does (harness/cases/roformer_multi.py proves that path).
+  const hop = m.stft_hop_length ?? 512;
+  const chunkHop = m.stft_hop_length ?? audio?.hop_length ?? hop;
   const win = m.stft_win_length ?? 2048;
   if (win !== nFft) fail(`stft_win_length ${win} differs from stft_n_fft ${nFft}, which is not supported`);
   const bins = nFft / 2 + 1;
@@ -118,7 +123,7 @@ export function parseRoformerConfig(text: string, file = 'config'): RoformerConf
   const numStems = m.num_stems ?? outputs.length;
   if (numStems !== outputs.length) fail(`num_stems ${numStems} but ${outputs.length} output stem(s) (${outputs.join(', ')})`);
   const dimT = inference?.dim_t ?? audio?.dim_t;
-  const chunk = dimT ? hop * (dimT - 1) : audio?.chunk_size;
+  const chunk = dimT ? chunkHop * (dimT - 1) : audio?.chunk_size;
   if (!chunk) fail('no inference.dim_t (nor audio.dim_t or audio.chunk_size) to set the chunk length');
   const overlap = inference?.num_overlap ?? 8;
   if (Math.floor(chunk! / overlap) <= 0) fail(`num_overlap ${overlap} exceeds the chunk of ${chunk} samples`);
