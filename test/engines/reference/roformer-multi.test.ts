@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Stereo } from '../../../src/engines/separation/onnx/roformer-chunks.js';
-import { readRoformerConfig } from '../../../src/engines/separation/onnx/roformer-config.js';
+import { parseRoformerConfig, readRoformerConfig } from '../../../src/engines/separation/onnx/roformer-config.js';
 import { REL_TOLERANCE } from './golden.js';
 import { compareCase } from './roformer.js';
 
@@ -28,6 +28,18 @@ describe('multi-instrument BS-RoFormer (MVSep Mega shape) against python-audio-s
     expect(c.weights_dtype).toBe('float16');
     // The reference leaves the last chunk % hop samples uncovered (zeros); the comparison below includes them.
     expect(c.tail_zero_samples).toBe(5292 % 512);
+  });
+
+  it("takes a Mega-style yaml's inference.chunk_size (882000, off the hop grid) where there is no inference.dim_t", async () => {
+    const c = JSON.parse(await readFile(join(DIR, 'case.json'), 'utf8')) as { without_dim_t: { long_input: string } };
+    // What audio-separator itself does with such a yaml: demix fails on the missing key (recorded by the harness).
+    expect(c.without_dim_t.long_input).toMatch(/dim_t/);
+    const yaml = (inference: string) =>
+      `audio:\n  chunk_size: 441000\n  dim_t: 256\n  hop_length: 512\nmodel:\n  dim: 8\n  depth: 1\n  stereo: true\n  num_stems: 3\n  freqs_per_bands: !!python/tuple\n  - 2\n  - 1023\n  stft_n_fft: 2048\n  stft_hop_length: 512\n  stft_win_length: 2048\n  mlp_expansion_factor: 2\ntraining:\n  instruments: [a, b, c]\n  target_instrument: null\ninference:\n${inference}`;
+    const mega = parseRoformerConfig(yaml('  batch_size: 1\n  num_overlap: 2\n  chunk_size: 882000\n'), 'mega.yaml');
+    expect({ chunk: mega.chunk, hop: mega.hop, overlap: mega.overlap, outputs: mega.outputs }).toEqual({ chunk: 882000, hop: 512, overlap: 2, outputs: ['a', 'b', 'c'] });
+    expect(parseRoformerConfig(yaml('  num_overlap: 2\n'), 'm.yaml').chunk).toBe(441000);
+    expect(parseRoformerConfig(yaml('  num_overlap: 2\n  chunk_size: 882000\n  dim_t: 801\n'), 'm.yaml').chunk).toBe(512 * 800);
   });
 
   for (const format of ['ckpt', 'safetensors'] as const) {

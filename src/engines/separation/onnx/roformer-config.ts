@@ -45,7 +45,7 @@ const fileSchema = z.looseObject({
     instruments: z.array(z.string().min(1)).min(1),
     target_instrument: z.string().min(1).nullish(),
   }),
-  inference: z.looseObject({ dim_t: posInt.optional(), num_overlap: posInt.optional() }).optional(),
+  inference: z.looseObject({ dim_t: posInt.optional(), num_overlap: posInt.optional(), chunk_size: posInt.optional() }).optional(),
 });
 
 export type RoformerArch = 'bs_roformer' | 'mel_band_roformer';
@@ -122,9 +122,13 @@ export function parseRoformerConfig(text: string, file = 'config'): RoformerConf
   const outputs = target ? [target] : training.instruments;
   const numStems = m.num_stems ?? outputs.length;
   if (numStems !== outputs.length) fail(`num_stems ${numStems} but ${outputs.length} output stem(s) (${outputs.join(', ')})`);
-  const dimT = inference?.dim_t ?? audio?.dim_t;
-  const chunk = dimT ? chunkHop * (dimT - 1) : audio?.chunk_size;
-  if (!chunk) fail('no inference.dim_t (nor audio.dim_t or audio.chunk_size) to set the chunk length');
+  // audio-separator's chunk needs inference.dim_t (without it, demix fails on inputs of 10 s or more). A yaml
+  // written for ZFTurbo's own inference (the MVSep Mega model's) has none; there the author's code takes
+  // inference.chunk_size, else audio.chunk_size, and so does this. audio.dim_t is a training STFT setting that
+  // neither reads for a RoFormer.
+  const dimT = inference?.dim_t;
+  const chunk = dimT ? chunkHop * (dimT - 1) : (inference?.chunk_size ?? audio?.chunk_size);
+  if (!chunk) fail('no inference.dim_t (nor inference.chunk_size or audio.chunk_size) to set the chunk length');
   const overlap = inference?.num_overlap ?? 8;
   if (Math.floor(chunk! / overlap) <= 0) fail(`num_overlap ${overlap} exceeds the chunk of ${chunk} samples`);
   return {
