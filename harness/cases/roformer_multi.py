@@ -24,7 +24,13 @@ What the MVSep Mega model (ZFTurbo release v1.0.21) has that the vocal cases do 
   (``without_dim_t``).
 
 small: n_fft 1024 (513 bins in 16 bands), dim 8, depth 2, 5 instruments; mixture of 1.8 chunks (3 chunks, the
-last end-aligned off the step grid). There is no full size here: roformer_multi_full.py (if present) holds it.
+last end-aligned off the step grid).
+full: the Mega network at its real size with 3 heads instead of 53 (dim 256, depth 12, time/freq transformer depth
+1, heads 8, dim_head 64, the 62 standard BS-RoFormer bands of n_fft 2048, STFT hop 512, mask_estimator_depth 2 with
+mlp_expansion_factor 2: a trunk of about 26 M parameters and 12.3 M per head, fp16, as public descriptions of the
+release file give it; see docs/model-facts.tmp.md section 5). The chunk is 441 * 100 = 44100 samples (86.13 hops),
+not Mega's 882000: a 20 s chunk costs minutes per network pass on a 2-core machine, and what the chunk length
+changes (the attention length) is the same code at any length.
 """
 from __future__ import annotations
 
@@ -44,22 +50,26 @@ from common import mixture, seed, write_case, write_golden  # noqa: E402
 from audio_separator.separator.roformer.roformer_loader import RoformerLoader  # noqa: E402
 
 INSTRUMENTS = ['bass', 'drums', 'guitar', 'piano', 'strings']
+FULL_INSTRUMENTS = ['guitar', 'piano', 'strings']
 BANDS = (2, 2, 2, 2, 4, 4, 8, 8, 16, 16, 32, 32, 64, 64, 128, 129)
+FULL_BANDS = (2,) * 24 + (4,) * 12 + (12,) * 8 + (24,) * 8 + (48,) * 8 + (128, 129)
 
 
-def _config() -> dict:
-    n_fft = 1024
+def _config(size: str) -> dict:
+    full = size == 'full'
+    n_fft = 2048 if full else 1024
+    instruments = FULL_INSTRUMENTS if full else INSTRUMENTS
     model = {
-        'dim': 8,
-        'depth': 2,
+        'dim': 256 if full else 8,
+        'depth': 12 if full else 2,
         'stereo': True,
-        'num_stems': len(INSTRUMENTS),
+        'num_stems': len(instruments),
         'time_transformer_depth': 1,
         'freq_transformer_depth': 1,
         'linear_transformer_depth': 0,
-        'freqs_per_bands': BANDS,
-        'dim_head': 8,
-        'heads': 2,
+        'freqs_per_bands': FULL_BANDS if full else BANDS,
+        'dim_head': 64 if full else 8,
+        'heads': 8 if full else 2,
         'attn_dropout': 0.1,
         'ff_dropout': 0.1,
         'flash_attn': True,
@@ -72,11 +82,11 @@ def _config() -> dict:
         'mlp_expansion_factor': 2,
     }
     return {
-        'audio': {'chunk_size': 4410, 'dim_f': 512, 'dim_t': 256, 'hop_length': 441, 'n_fft': n_fft,
+        'audio': {'chunk_size': 441000 if full else 4410, 'dim_f': 1024 if full else 512, 'dim_t': 256, 'hop_length': 441, 'n_fft': n_fft,
                   'num_channels': 2, 'sample_rate': 44100, 'min_mean_abs': 0.0},
         'model': model,
-        'training': {'instruments': list(INSTRUMENTS), 'target_instrument': None},
-        'inference': {'batch_size': 1, 'dim_t': 13, 'num_overlap': 2, 'chunk_size': 8820},
+        'training': {'instruments': list(instruments), 'target_instrument': None},
+        'inference': {'batch_size': 1, 'dim_t': 101 if full else 13, 'num_overlap': 2, 'chunk_size': 882000 if full else 8820},
     }
 
 
@@ -95,15 +105,13 @@ def _without_dim_t(model, cfg: dict) -> dict:
 
 
 def generate(out_dir: pathlib.Path, size: str) -> None:
-    if size != 'small':
-        print('roformer_multi: small only', flush=True)
-        return
+    instruments = FULL_INSTRUMENTS if size == 'full' else INSTRUMENTS
     seed_value = 5300
     seed(seed_value)
     out_dir = pathlib.Path(out_dir)
     yaml_path = out_dir / 'config.yaml'
     ckpt_path = out_dir / 'model.ckpt'
-    yaml_path.write_text(yaml.dump(_config(), Dumper=_TupleDumper, sort_keys=False))
+    yaml_path.write_text(yaml.dump(_config(size), Dumper=_TupleDumper, sort_keys=False))
     cfg = _load_yaml(yaml_path)
 
     loader = RoformerLoader()
@@ -128,28 +136,29 @@ def generate(out_dir: pathlib.Path, size: str) -> None:
     chunk = cfg['audio']['hop_length'] * (cfg['inference']['dim_t'] - 1)
     assert chunk % stft_hop != 0, (chunk, stft_hop)
 
-    mix = mixture(chunk * 1.8 / 44100, 44100, seed_value + 1)
+    mix = mixture(chunk * (1.3 if size == 'full' else 1.8) / 44100, 44100, seed_value + 1)
     sep = _bare_separator(model, cfg)
     started = time.monotonic()
     with torch.no_grad():
         stems = sep.demix(mix, override_model_segment_size=False)
     demix_s = time.monotonic() - started
-    if sorted(stems) != sorted(INSTRUMENTS):
+    if sorted(stems) != sorted(instruments):
         raise RuntimeError(f'demix gave {sorted(stems)}')
 
     with torch.no_grad():
         part = torch.from_numpy(mix[:, :chunk].copy())
         y = model(part[None])[0]
-    tail_zeros = int(min((abs(stems[s][:, -(chunk % stft_hop):]) == 0).all() for s in INSTRUMENTS))
+    tail_zeros = int(min((abs(stems[s][:, -(chunk % stft_hop):]) == 0).all() for s in instruments))
     net = {'chunk_in': part, 'chunk_out': y}
     write_golden(out_dir, mix, stems, net)
     write_case(out_dir, 'roformer', arch='bs_roformer', weights='model.ckpt', weights_safetensors='model.safetensors',
-               config='config.yaml', sources=list(INSTRUMENTS), sample_rate=44100, chunk_size=chunk,
+               config='config.yaml', sources=list(instruments), sample_rate=44100, chunk_size=chunk,
                num_overlap=cfg['inference']['num_overlap'], dim_t=cfg['inference']['dim_t'], stft_hop=stft_hop,
                samples=int(mix.shape[1]), parameters=int(params), weight_bytes=int(ckpt_path.stat().st_size),
                weights_dtype='float16', seed=seed_value, tail_zero_samples=(chunk % stft_hop) if tail_zeros else 0,
                without_dim_t=_without_dim_t(model, cfg),
-               config_source='scaled-down multi-instrument BS-RoFormer shaped like MVSep Mega (harness/cases/roformer_multi.py)')
+               config_source='MVSep Mega 53-stem BS-RoFormer network at real size, 3 of its 53 heads (harness/cases/roformer_multi.py)'
+               if size == 'full' else 'scaled-down multi-instrument BS-RoFormer shaped like MVSep Mega (harness/cases/roformer_multi.py)')
     print(f'roformer_multi: {params} parameters (fp16), {ckpt_path.stat().st_size / 1e6:.2f} MB ckpt, '
           f'{mix.shape[1]} samples, chunk {chunk} (STFT hop {stft_hop}, {chunk / stft_hop:.2f} hops), '
           f'network output {y.shape[-1]} per chunk, demix {demix_s:.1f} s, tail zeros {tail_zeros}', flush=True)
