@@ -29,7 +29,7 @@ async function child(ckpt: string, variant: string): Promise<void> {
       copyFileSync(ckpt, join(dir, file));
     }
   }
-  // The loader builds (or reuses) the graph beside the checkpoint; its own session is released and a variant opened.
+  // The loader builds the graph in memory; its own session is released and a variant opened from the same bytes.
   const loaded = await loadHtdemucsCheckpoint(dir, file, { threads: 2 });
   await loaded.session.release();
   const base = variant.replace('+glibc', '');
@@ -37,11 +37,14 @@ async function child(ckpt: string, variant: string): Promise<void> {
     executionProviders: ['cpu'], intraOpNumThreads: 2, interOpNumThreads: 1, executionMode: 'sequential',
     graphOptimizationLevel: base === 'basic' || base === 'extended' || base === 'disabled' ? base : 'all',
     enableCpuMemArena: base === 'arena', enableMemPattern: base === 'arena',
-    ...(base === 'noprepack' ? { extra: { session: { disable_prepacking: '1' } } } : {}),
+    extra: { session: {
+      model_external_initializers_file_folder_path: loaded.graph.externalDataDir,
+      ...(base === 'noprepack' ? { disable_prepacking: '1' } : {}),
+    } },
   };
   const before = status('VmHWM');
   const t0 = performance.now();
-  const session = await ort.InferenceSession.create(loaded.graphPath, opts);
+  const session = await ort.InferenceSession.create(loaded.graph.bytes, opts);
   const createS = (performance.now() - t0) / 1000;
   const afterCreate = status('VmHWM');
   const rssAfterCreate = status('VmRSS');

@@ -3,11 +3,12 @@
  * sources) and RoFormers (BS, Mel-Band), installed under the built-in catalog's names with a catalog pinned to their
  * real bytes. The stages themselves are proved against the reference code (test/engines/reference/); here the engine
  * around them is: routes and labels, input scaling and back, the bag's weighting, composition and the residual stem,
- * load failures of verified-but-hostile files, and the graph written beside the checkpoint once.
+ * load failures of verified-but-hostile files, and the graph built in memory (nothing written into MODELS_DIR, which
+ * may be read-only).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,7 @@ import { collectingSink, outputStems, sourceFromAudio } from '../../../src/engin
 import { ModelLoadError, NeuralSeparationEngine } from '../../../src/engines/separation/neural.js';
 import { checkpointPresets } from '../../../src/engines/separation/onnx/checkpoint-presets.js';
 import { findPreset, presetPath, type MdxPreset } from '../../../src/engines/separation/onnx/presets.js';
-import { openSeparationSession } from '../../../src/engines/separation/onnx/session.js';
+import { loadRoformer } from '../../../src/engines/separation/onnx/roformer.js';
 import { SelectingSeparationEngine } from '../../../src/engines/separation/select.js';
 import type { ModelEntry } from '../../../src/models/catalog.js';
 import { presetCatalog } from '../../fixtures/pinned-catalog.js';
@@ -288,83 +289,44 @@ async function makeReadOnly(path: string): Promise<(() => Promise<void>) | undef
   return undo;
 }
 
-describe('the graph built beside the checkpoint', () => {
-  const th = { '955717e8-8726e21a.th': 'htdemucs/htdemucs-fd84e9d2.th' };
-
-  it('is written once with its stamp, reused by the next engine, and rebuilt when the checkpoint changes', async () => {
-    const models = await mkdtemp(join(tmpdir(), 'soundry-ckpt-stamp-'));
-    try {
-      const entry = await installEntry(models, 'htdemucs-th', th);
-      const folder = join(models, 'htdemucs-th');
-      const graph = join(folder, '955717e8-8726e21a.graph.onnx');
-      const run = async () => {
-        const engine = new NeuralSeparationEngine({ modelsDir: models, catalog: [entry], presets: checkpointPresets([entry]), threads: 1 });
-        try {
-          return (await separate(engine, mixture(0.4, 0.5), 340)).stems;
-        } finally {
-          await engine.dispose();
-        }
-      };
-      const first = await run();
-      expect((await readdir(folder)).sort()).toEqual(['.verified.json', '955717e8-8726e21a.graph.json', '955717e8-8726e21a.graph.onnx', '955717e8-8726e21a.th']);
-      const built = await stat(graph);
-      const stamp = JSON.parse(await readFile(join(folder, '955717e8-8726e21a.graph.json'), 'utf8'));
-      expect(stamp).toMatchObject({ checkpoint: '955717e8-8726e21a.th', size: (await stat(join(folder, '955717e8-8726e21a.th'))).size });
-      const second = await run();
-      const reused = await stat(graph);
-      expect([reused.ino, reused.mtimeMs]).toEqual([built.ino, built.mtimeMs]);
-      expect(second.drums!.channels).toEqual(first.drums!.channels);
-      // A checkpoint replaced in place (same bytes here, new mtime) makes the stamp stale: the graph is rebuilt.
-      const later = new Date(Date.now() + 5000);
-      await utimes(join(folder, '955717e8-8726e21a.th'), later, later);
-      await run();
-      const rebuilt = await stat(graph);
-      expect(rebuilt.ino).not.toBe(built.ino);
-      expect(JSON.parse(await readFile(join(folder, '955717e8-8726e21a.graph.json'), 'utf8')).mtimeMs).toBeCloseTo(later.getTime(), 0);
-      expect((await readdir(folder)).filter((f) => f.includes('.tmp'))).toEqual([]);
-    } finally {
-      await rm(models, { recursive: true, force: true });
-    }
-  }, 120_000);
-
-  it('in a read-only models folder: a graph built earlier is used; none built yet fails naming the file and why', async (t) => {
-    const models = await mkdtemp(join(tmpdir(), 'soundry-ckpt-ro-'));
-    const undo: Array<() => Promise<void>> = [];
-    try {
-      const entry = await installEntry(models, 'htdemucs-th', th);
-      const engine = () => new NeuralSeparationEngine({ modelsDir: models, catalog: [entry], presets: checkpointPresets([entry]), threads: 1 });
-      const mix = mixture(0.4, 0.5);
-      // Built while writable (the first task after install), then the folder turns read-only.
-      const warm = engine();
-      const before = (await separate(warm, mix, 340)).stems;
-      await warm.dispose();
-      const folder = join(models, 'htdemucs-th');
-      const ro = await makeReadOnly(folder);
-      if (!ro) return t.skip('cannot make a folder read-only here (root without mount)');
-      undo.push(ro);
-      const cold = engine();
-      expect((await separate(cold, mix, 340)).stems.drums!.channels).toEqual(before.drums!.channels);
-      await cold.dispose();
-      await ro();
-      undo.pop();
-
-      // A folder whose graph was never built: the graph cannot be written beside the checkpoint.
-      await rm(join(folder, '955717e8-8726e21a.graph.onnx'));
-      await rm(join(folder, '955717e8-8726e21a.graph.json'));
-      const ro2 = await makeReadOnly(folder);
-      if (!ro2) return t.skip('cannot make a folder read-only here');
-      undo.push(ro2);
-      const fresh = engine();
-      const err = await separate(fresh, mix, 340).then(() => undefined, (e: unknown) => e);
-      await fresh.dispose();
-      expect(err).toBeInstanceOf(ModelLoadError);
-      expect((err as Error).message).toContain(join(folder, '955717e8-8726e21a.th'));
-      expect((err as Error).message).toMatch(/read-only file system|permission denied/i);
-    } finally {
-      for (const u of undo.reverse()) await u();
-      await rm(models, { recursive: true, force: true });
-    }
-  }, 120_000);
+describe('the graph built in memory: nothing is written into the models folder', () => {
+  const cases = [
+    { entry: 'htdemucs-th', files: { '955717e8-8726e21a.th': 'htdemucs/htdemucs-fd84e9d2.th' }, modelType: 340, stem: 'drums' },
+    { entry: 'mel-band-roformer-kim', files: { 'MelBandRoformer.ckpt': 'roformer_mel/model.ckpt', 'config_vocals_mel_band_roformer_kj.yaml': 'roformer_mel/config.yaml' }, modelType: 350, stem: 'vocals' },
+  ] as const;
+  for (const c of cases) {
+    it(`${c.entry}: a read-only folder never written to works from the first task, the same as a writable one, which stays as installed`, async (t) => {
+      const models = await mkdtemp(join(tmpdir(), 'soundry-ckpt-ro-'));
+      const undo: Array<() => Promise<void>> = [];
+      try {
+        const entry = await installEntry(models, c.entry, c.files as Install);
+        const folder = join(models, c.entry);
+        const installed = (await readdir(folder)).sort();
+        const run = async () => {
+          const engine = new NeuralSeparationEngine({ modelsDir: models, catalog: [entry], presets: checkpointPresets([entry]), threads: 1 });
+          try {
+            return (await separate(engine, mixture(0.4, 0.5), c.modelType)).stems;
+          } finally {
+            await engine.dispose();
+          }
+        };
+        const ro = await makeReadOnly(folder);
+        if (!ro) return t.skip('cannot make a folder read-only here (root without mount)');
+        undo.push(ro);
+        const cold = await run();
+        expect((await readdir(folder)).sort()).toEqual(installed);
+        await ro();
+        undo.pop();
+        const writable = await run();
+        expect(writable[c.stem]!.channels).toEqual(cold[c.stem]!.channels);
+        // Only the verification marker, remembered once the folder can take it; no graph, stamp or temporary file.
+        expect((await readdir(folder)).sort()).toEqual([...installed, '.verified.json'].sort());
+      } finally {
+        for (const u of undo.reverse()) await u();
+        await rm(models, { recursive: true, force: true });
+      }
+    }, 120_000);
+  }
 });
 
 describe('two engines of one process (worker threads) loading the same checkpoint at once', () => {
@@ -373,7 +335,7 @@ describe('two engines of one process (worker threads) loading the same checkpoin
     { entry: 'mel-band-roformer-kim', files: { 'MelBandRoformer.ckpt': 'roformer_mel/model.ckpt', 'config_vocals_mel_band_roformer_kj.yaml': 'roformer_mel/config.yaml' }, modelType: 350, stem: 'vocals' },
   ] as const;
   for (const c of cases) {
-    it(`${c.entry}: every task on a cold models folder gets the model, none falls over the others' graph write`, async () => {
+    it(`${c.entry}: every task on a cold models folder gets the model, the same stems, and the folder stays as installed`, async () => {
       const models = await mkdtemp(join(tmpdir(), 'soundry-ckpt-race-'));
       try {
         const entry = await installEntry(models, c.entry, c.files as Install);
@@ -386,7 +348,7 @@ describe('two engines of one process (worker threads) loading the same checkpoin
         const stems = runs.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof separate>>>).value.stems[c.stem]!.channels);
         expect(stems[1]).toEqual(stems[0]);
         expect(stems[2]).toEqual(stems[0]);
-        expect((await readdir(join(models, c.entry))).filter((f) => f.includes('.tmp'))).toEqual([]);
+        expect((await readdir(join(models, c.entry))).sort()).toEqual(['.verified.json', ...Object.keys(c.files)].sort());
       } finally {
         await rm(models, { recursive: true, force: true });
       }
@@ -431,13 +393,10 @@ describe('a multi-instrument RoFormer (the MVSep Mega entry) running only the he
         expect(rel(stems[stem]!.channels, all[head]!), `${t} ${stem}`).toBeLessThan(1e-5);
         expect(sumError(mix, stems)).toBeLessThan(1e-5);
       }
-      // One graph per head set, each with that one head's mask output.
+      // Nothing written beside the checkpoint; a graph for one head has that one head's mask output.
       const folder = join(dir, 'bs-roformer-mvsep-mega-53');
-      expect((await readdir(folder)).filter((f) => f.endsWith('.soundry.onnx')).sort()).toEqual([
-        'mvsep_mega_model_bs_roformer_53_stems_v1.ckpt.heads-0.soundry.onnx',
-        'mvsep_mega_model_bs_roformer_53_stems_v1.ckpt.heads-1.soundry.onnx',
-      ]);
-      const session = await openSeparationSession(join(folder, 'mvsep_mega_model_bs_roformer_53_stems_v1.ckpt.heads-1.soundry.onnx'), 1);
+      expect((await readdir(folder)).sort()).toEqual(['.verified.json', ...Object.keys(files)].sort());
+      const { session } = await loadRoformer(folder, 'mvsep_mega_model_bs_roformer_53_stems_v1.ckpt', 'mvsep_mega_model_bs_roformer_53_stems.yaml', { threads: 1, heads: [{ name: 'piano', index: 1 }] });
       const out = session.outputMetadata[0]!;
       expect(out.isTensor && out.shape[0]).toBe(1);
       await session.release();

@@ -2,12 +2,23 @@ import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 
 /**
- * One onnxruntime session per model per engine instance. Separation chunks are large (seconds of audio), so the
- * graph is worth all cores, unlike the per-frame denoisers; arena and memory-pattern caching are off because they
- * keep the peak of the largest chunk allocated for the life of the session.
+ * A graph Soundry built in memory from a checkpoint: its initializers are external data whose locations are
+ * relative to `externalDataDir` (the checkpoint's folder), so nothing is written into the models folder, which may
+ * be read-only and is listed and verified file by file.
  */
-export async function openSeparationSession(path: string, threads = availableParallelism(), providers: readonly string[] = ['cpu']): Promise<ort.InferenceSession> {
-  return ort.InferenceSession.create(path, {
+export interface GraphBytes {
+  bytes: Uint8Array;
+  externalDataDir: string;
+}
+
+/**
+ * One onnxruntime session per model per engine instance, from an ONNX file or from graph bytes. Separation chunks
+ * are large (seconds of audio), so the graph is worth all cores, unlike the per-frame denoisers; arena and
+ * memory-pattern caching are off because they keep the peak of the largest chunk allocated for the life of the
+ * session.
+ */
+export async function openSeparationSession(source: string | GraphBytes, threads = availableParallelism(), providers: readonly string[] = ['cpu']): Promise<ort.InferenceSession> {
+  const options: ort.InferenceSession.SessionOptions = {
     executionProviders: [...providers],
     intraOpNumThreads: Math.max(1, threads),
     interOpNumThreads: 1,
@@ -15,7 +26,12 @@ export async function openSeparationSession(path: string, threads = availablePar
     executionMode: 'sequential',
     enableCpuMemArena: false,
     enableMemPattern: false,
-  });
+  };
+  if (typeof source === 'string') return ort.InferenceSession.create(source, options);
+  // A model read from bytes has no folder of its own; this session option names the one its external-data
+  // locations are resolved against, as they would be against the folder of a graph file written there.
+  const extra = { session: { model_external_initializers_file_folder_path: source.externalDataDir } };
+  return ort.InferenceSession.create(source.bytes, { ...options, extra });
 }
 
 /** Input name whose declared rank is `rank` (exports name inputs differently); `fallback` is an index into inputNames. */
