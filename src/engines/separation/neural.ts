@@ -60,7 +60,8 @@ export class NeuralSeparationEngine implements SeparationEngine {
   readonly id = 'onnx';
   // Owned by this instance (an engine thread keeps one): sessions stay warm between tasks.
   private readonly sessions = new Map<string, Promise<ort.InferenceSession>>();
-  // Checkpoint models: the graph is built beside the checkpoint once, the session kept like the others.
+  // Checkpoint models: the graph is built in memory at load (nothing written into MODELS_DIR), the session kept
+  // like the others.
   private readonly demucsLoads = new Map<string, Promise<LoadedHtdemucs>>();
   private readonly roformerLoads = new Map<string, Promise<LoadedRoformer>>();
   private ffts = new Map<number, RealFft>();
