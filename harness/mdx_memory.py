@@ -10,6 +10,9 @@ so the CPU memory arena and memory patterns are on) and ``separate()`` on a floa
 WAV files the way it writes them.
 
     harness/.venv/bin/python harness/mdx_memory.py [--model PATH] [--seconds 180] [--song PATH] [--intra-threads N]
+    harness/.venv/bin/python harness/mdx_memory.py --session-only 3 [--arena-off]
+        the network alone: the session opened as MDXSeparator opens it (or with the arena and memory patterns off, as
+        Soundry opens it), run that many times on one [1, 4, 3072, 256] input, VmHWM after each run.
 
 Prints one JSON line: VmHWM (peak RSS) after loading the model, after reading the song, after each demix call and
 at the end, ru_maxrss, wall time and the number of model runs. The weights are noise, so only cost is meaningful.
@@ -51,7 +54,12 @@ def main() -> None:
     ap.add_argument('--seconds', type=float, default=180.0)
     ap.add_argument('--song', type=pathlib.Path, default=SONG)
     ap.add_argument('--intra-threads', type=int, default=0, help='0: onnxruntime default, as MDXSeparator leaves it')
+    ap.add_argument('--session-only', type=int, default=0)
+    ap.add_argument('--arena-off', action='store_true')
     args = ap.parse_args()
+    if args.session_only:
+        session_only(args.model, args.session_only, args.arena_off)
+        return
     # audio-separator writes stems through pydub, which runs ffmpeg: without one on PATH, the one Soundry's npm
     # dependencies install.
     bundled = HERE.parent / 'node_modules' / '@ffmpeg-installer' / 'linux-x64'
@@ -119,6 +127,24 @@ def main() -> None:
         'ru_maxrss_mb': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         'python': sys.version.split()[0],
     }))
+
+
+def session_only(model: pathlib.Path, runs: int, arena_off: bool) -> None:
+    import onnxruntime as ort
+    so = ort.SessionOptions()  # MDXSeparator's: defaults, only the log level set
+    if arena_off:
+        so.enable_cpu_mem_arena = False
+        so.enable_mem_pattern = False
+    s = ort.InferenceSession(str(model), providers=['CPUExecutionProvider'], sess_options=so)
+    g = GEOMETRY['full']
+    x = (np.random.default_rng(27).standard_normal([1, 4, g['dim_f'], 2 ** g['dim_t_log2']]) * 0.1).astype(np.float32)
+    marks = {'created': round(vm_hwm_mb())}
+    for k in range(runs):
+        t0 = time.monotonic()
+        s.run(None, {'input': x})
+        marks[f'run{k + 1}'] = round(vm_hwm_mb())
+        marks[f'run{k + 1}_s'] = round(time.monotonic() - t0, 1)
+    print(json.dumps({'model': str(model), 'arena_and_patterns': not arena_off, 'vm_hwm_mb': marks}))
 
 
 if __name__ == '__main__':
