@@ -15,7 +15,9 @@ export interface GraphBytes {
  * One onnxruntime session per model per engine instance, from an ONNX file or from graph bytes. Separation chunks
  * are large (seconds of audio), so the graph is worth all cores, unlike the per-frame denoisers; arena and
  * memory-pattern caching are off because they keep the peak of the largest chunk allocated for the life of the
- * session.
+ * session. Weight prepacking (session.disable_prepacking) stays on: off, the full-size Mel-Band RoFormer's one-chunk
+ * peak (VmHWM) fell from 1.7-2.5 GB to 1.4-1.7 GB but the chunk ran 30-70% slower (32-38 s against 39-51 s, 2 threads,
+ * three runs each at load average 13-19 on 2 cores), and HTDemucs' one-segment peak did not move (3.0 GB either way).
  */
 export async function openSeparationSession(source: string | GraphBytes, threads = availableParallelism(), providers: readonly string[] = ['cpu']): Promise<ort.InferenceSession> {
   const options: ort.InferenceSession.SessionOptions = {
