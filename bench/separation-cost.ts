@@ -6,7 +6,8 @@
  * The models are real-size random-weight files in the authors' formats, written by the harness
  * (`harness/.venv/bin/python harness/generate.py --size full --case htdemucs htdemucs_6s roformer_bs roformer_mel`),
  * and the Kim_Vocal_2-size MDX-Net stand-in of bench/standin-real.ts. They are hard-linked into a models folder under
- * the catalog's file names, with a catalog that pins them (one model per run, so the route is that model's).
+ * the catalog's file names, with a catalog that pins them (one model per run, so the route is that model's; the 490
+ * chain pins its two).
  * SEPARATION_COST_PLAN overrides the runs: comma-separated `model:seconds`. Runs accumulate in
  * bench/results/separation-cost.runs.json (a later run of the same model and length replaces the earlier one).
  */
@@ -33,7 +34,7 @@ const DIR = process.env.SEPARATION_COST_DIR ?? '/tmp/soundry-separation-cost';
 const OUT = join(root, 'harness', 'out');
 const RUNS_FILE = join(root, 'bench', 'results', 'separation-cost.runs.json');
 /** Hand-written sections of the results file that a bench run keeps. */
-export const SEPARATION_COST_SECTIONS = ['## Kim_Vocal_2', '## HTDemucs peak memory'] as const;
+export const SEPARATION_COST_SECTIONS = ['## Kim_Vocal_2', '## Models pulled by default', '## HTDemucs peak memory'] as const;
 
 interface ModelSpec {
   /** Catalog entry name (the preset the engine routes to). */
@@ -43,6 +44,8 @@ interface ModelSpec {
   /** Files of the entry: its catalog path <- where the real-size file is. */
   files: Array<[path: string, from: string]>;
   standin?: boolean;
+  /** Other models the run's catalog also pins (a chain: 490's karaoke model runs on a vocal model's vocals). */
+  with?: readonly string[];
 }
 
 const HT = join(OUT, 'htdemucs', 'htdemucs-a31ce05e.th');
@@ -62,6 +65,7 @@ const MODELS: readonly ModelSpec[] = [
     files: [['MelBandRoformer.ckpt', join(OUT, 'roformer_mel', 'model.ckpt')], ['config_vocals_mel_band_roformer_kj.yaml', join(OUT, 'roformer_mel', 'config.yaml')]],
   },
   { name: 'Kim_Vocal_2', modelType: 350, what: 'MDX-Net Kim_Vocal_2 size stand-in (bench/standin-real.ts)', files: [], standin: true },
+  { name: 'UVR_MDXNET_KARA_2', modelType: 490, what: 'MDX-Net UVR_MDXNET_KARA_2 size stand-in, chained after the Kim_Vocal_2 stand-in (route 490)', files: [], standin: true, with: ['Kim_Vocal_2'] },
 ];
 
 const DEFAULT_PLAN = 'htdemucs-th:180,htdemucs_6s-th:180,bs-roformer-viperx-1297:180,mel-band-roformer-kim:180,Kim_Vocal_2:180,Kim_Vocal_2:600,htdemucs-th:600';
@@ -79,6 +83,8 @@ interface ChildResult {
   buildSeconds: number;
   /** Time the bench's own audio source spent making blocks (not Soundry's; taken out of the outside time). */
   sourceSeconds: number;
+  /** CPU seconds (user + system, all threads) the process spent in separate(): less swayed by others' load than wall. */
+  cpuSeconds?: number;
 }
 
 interface Run extends ChildResult {
@@ -145,11 +151,15 @@ async function child(model: string, seconds: number): Promise<void> {
   const sourceTimer = { ms: 0 };
   const source = await loopedSong(seconds, sourceTimer);
   const engine = new NeuralSeparationEngine({ modelsDir: DIR, catalog: loadCatalog(join(DIR, `${model}.catalog.json`)), threads: THREADS });
+  // The first route() verifies the files' checksums (once per install in production, with a marker); not timed.
+  if (!engine.route(spec.modelType)) throw new Error(`${model}: no route for model_type ${spec.modelType}`);
   let frames = 0;
   const ctx = { tmpDir: '/tmp', signal: new AbortController().signal, onProgress: () => undefined };
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const run = await engine.separate(source, spec.modelType, ctx, { write: (_s, stems) => { frames += Object.values(stems)[0]!.channels[0]!.length; } });
   const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   if (frames !== source.totalFrames) throw new Error(`wrote ${frames} of ${source.totalFrames} frames`);
   // The loaders' own graph-build times (bracket access: the bench reads the engine's private caches, nothing else does).
   let buildMs = 0;
@@ -158,15 +168,17 @@ async function child(model: string, seconds: number): Promise<void> {
   const result: ChildResult = {
     label: run.engine ?? engine.id, wall, rtf: wall / seconds, vmHwmMb: peakRssMb(), hwmAtFirstRunMb: timing.hwmAtFirstRun,
     runSeconds: timing.run / 1000, runs: timing.runs, createSeconds: timing.create / 1000, buildSeconds: buildMs / 1000,
-    sourceSeconds: sourceTimer.ms / 1000,
+    sourceSeconds: sourceTimer.ms / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6,
   };
   process.stdout.write(JSON.stringify(result) + '\n');
   await engine.dispose();
 }
 
 /** Links the harness files under the catalog's names and writes one catalog per model pinning them. */
-async function prepare(names: ReadonlySet<string>): Promise<void> {
+async function prepare(asked: ReadonlySet<string>): Promise<void> {
   mkdirSync(DIR, { recursive: true });
+  const names = new Set([...asked, ...MODELS.filter((m) => asked.has(m.name)).flatMap((m) => m.with ?? [])]);
+  const entries = new Map<string, ModelEntry>();
   for (const spec of MODELS.filter((m) => names.has(m.name))) {
     const folder = join(DIR, spec.name);
     if (spec.standin) {
@@ -183,8 +195,11 @@ async function prepare(names: ReadonlySet<string>): Promise<void> {
       }
       return { path, url: `http://127.0.0.1/unused/${path}`, sizeBytes: statSync(to).size, sha256: sha256(to) };
     });
-    const entry: ModelEntry = { name: spec.name, kind: 'separation', description: 'real-size random weights', license: 'test', files };
-    writeFileSync(join(DIR, `${spec.name}.catalog.json`), JSON.stringify({ models: [entry] }));
+    entries.set(spec.name, { name: spec.name, kind: 'separation', description: 'real-size random weights', license: 'test', files });
+  }
+  for (const spec of MODELS.filter((m) => names.has(m.name))) {
+    const models = [spec.name, ...(spec.with ?? [])].map((n) => entries.get(n)!);
+    writeFileSync(join(DIR, `${spec.name}.catalog.json`), JSON.stringify({ models }));
   }
 }
 
@@ -248,7 +263,7 @@ function doc(runs: Run[]): string {
     'Columns: wall = separate() (graph build and session create included); RTF = wall / input length; VmHWM = the child\'s',
     'peak RSS (/proc/self/status, Node + tsx included); "at 1st run" = VmHWM when the first session.run began (weights',
     'loaded, graph built, no activations yet); sessions = time inside session.run (every call wrapped) and the number of',
-    'calls; outside = wall - sessions - session create - graph build - the bench\'s own block making, as a share of the',
+    'calls; CPU = user + system seconds of the process during separate() (2 threads: at most 2x wall); outside = wall - sessions - session create - graph build - the bench\'s own block making, as a share of the',
     'sessions\' time (Soundry\'s STFT/iSTFT, overlap-add, resampling, scaling, stems; the goal is at most 10%).',
     '',
     '## Models',
@@ -259,9 +274,9 @@ function doc(runs: Run[]): string {
     '',
     '## Runs',
     '',
-    '| model | input | wall | RTF | VmHWM | at 1st run | sessions (calls) | outside / sessions | graph build | session create | load before / after | date (UTC) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...runs.map((r) => `| ${r.model} | ${dur(r.seconds)} | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.vmHwmMb.toFixed(0)} MB | ${r.hwmAtFirstRunMb.toFixed(0)} MB | ${r.runSeconds.toFixed(1)} s (${r.runs}) | ${(100 * pct(r)).toFixed(1)}% | ${r.buildSeconds.toFixed(2)} s | ${r.createSeconds.toFixed(2)} s | ${r.loadBefore} / ${r.loadAfter} | ${r.date.slice(11, 16)} |`),
+    '| model | input | wall | RTF | CPU | VmHWM | at 1st run | sessions (calls) | outside / sessions | graph build | session create | load 1/5/15 min before -> after | ended (UTC) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...runs.map((r) => `| ${r.model} | ${dur(r.seconds)} | ${r.wall.toFixed(1)} s | ${r.rtf.toFixed(3)} | ${r.cpuSeconds === undefined ? 'n/a' : `${r.cpuSeconds.toFixed(0)} s`} | ${r.vmHwmMb.toFixed(0)} MB | ${r.hwmAtFirstRunMb.toFixed(0)} MB | ${r.runSeconds.toFixed(1)} s (${r.runs}) | ${(100 * pct(r)).toFixed(1)}% | ${r.buildSeconds.toFixed(2)} s | ${r.createSeconds.toFixed(2)} s | ${r.loadBefore.replaceAll(' / ', ' ')} -> ${r.loadAfter.replaceAll(' / ', ' ')} | ${r.date.slice(11, 16)} |`),
     '',
   ].join('\n');
 }
@@ -295,4 +310,7 @@ export async function benchSeparationCost(): Promise<string> {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv[2] === '--child') {
   await child(process.argv[3]!, Number(process.argv[4]));
+} else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv[2] === '--doc') {
+  // Rewrites the results file from the recorded runs (after a bench run was cut short, or the table changed).
+  console.log(await writeSection('separation-cost', SEPARATION_COST_SECTIONS, null, doc(readRuns())));
 }
