@@ -5,8 +5,7 @@
  * one network's chunk at a time; their outputs are queued until every network has reached the same position, since
  * stages may emit blocks of different sizes.
  */
-import type { Stereo } from './overlap-add.js';
-import type { StereoStage } from './routes.js';
+import type { Stereo, StereoStage } from './overlap-add.js';
 import { PlanarFifo } from './stream.js';
 
 export class BagStage implements StereoStage {

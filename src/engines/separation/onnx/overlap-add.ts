@@ -7,6 +7,13 @@
  */
 export type Stereo = [Float32Array, Float32Array];
 
+/** A streaming separation stage at the model rate in stereo: what every route builds (routes.ts). */
+export interface StereoStage {
+  readonly stems: readonly string[];
+  push(x: Stereo): Promise<Array<Record<string, Stereo>>>;
+  end(): Promise<Array<Record<string, Stereo>>>;
+}
+
 export interface ChunkPlan {
   chunk: number;
   step: number;

@@ -4,26 +4,22 @@ import type { CheckpointDemucsPreset, RoformerPreset } from './checkpoint-preset
 import { DemucsStage, type DemucsOptions } from './htdemucs.js';
 import type { LoadedHtdemucs } from './htdemucs-loader.js';
 import { MdxStage, type MdxOptions } from './mdx.js';
-import type { Stereo } from './overlap-add.js';
+import type { Stereo, StereoStage } from './overlap-add.js';
 import type { DemucsPreset, MdxPreset, NeuralPreset } from './presets.js';
 import type { LoadedRoformer } from './roformer.js';
 import type { ort } from './session.js';
 import { PlanarFifo } from './stream.js';
+
+export type { StereoStage } from './overlap-add.js';
 
 /**
  * Which installed models serve which model_type, and how their stems become the issue's stems. A route's stage runs
  * at the model rate in stereo; `compose` then works at the input rate on the model's stems and the mixture, and the
  * engine puts whatever the composed stems miss into the last stem (`other` / `remainder`).
  */
-export interface StereoStage {
-  readonly stems: readonly string[];
-  push(x: Stereo): Promise<Array<Record<string, Stereo>>>;
-  end(): Promise<Array<Record<string, Stereo>>>;
-}
-
 export interface StageDeps {
   session(p: NeuralPreset): Promise<ort.InferenceSession>;
-  /** Network `model` of a checkpoint preset (a bag has several), its graph built beside the checkpoint. */
+  /** Network `model` of a checkpoint preset (a bag has several), its graph built in memory over the checkpoint. */
   htdemucs(p: CheckpointDemucsPreset, model: number): Promise<LoadedHtdemucs>;
   /** A RoFormer with only the output heads of `stems` (a multi-instrument model), or all of its outputs. */
   roformer(p: RoformerPreset, stems?: readonly string[]): Promise<LoadedRoformer>;
