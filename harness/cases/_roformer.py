@@ -93,6 +93,30 @@ def _set_flash(model: torch.nn.Module, on: bool) -> None:
             m.flash = on
 
 
+def saved_and_reloaded(out_dir: pathlib.Path, cfg: dict, seed_value: int, std: float, *, half: bool = False):
+    """Builds the model from the YAML with no weights file yet (the loader then keeps the constructor's
+    initialisation), seeds every parameter, writes the state dict as model.ckpt (torch.save; fp16 when `half`, as the
+    MVSep Mega file is) and model.safetensors, and returns the model the reference loads back from the .ckpt, with
+    its parameter count: the golden comes from that model, as users' runs do."""
+    loader = RoformerLoader()
+    built = loader.load_model(str(out_dir / 'absent.ckpt'), cfg, 'cpu')
+    if not built.success:
+        raise RuntimeError(built.error_message)
+    model = built.model
+    _randomize(model, seed_value, std)
+    state = model.state_dict()
+    if half:
+        state = {k: v.half() for k, v in state.items()}
+    params = sum(t.numel() for t in {id(t): t for t in state.values()}.values())
+    ckpt_path = out_dir / 'model.ckpt'
+    torch.save(state, str(ckpt_path))
+    save_safetensors({k: v.contiguous().clone() for k, v in state.items()}, str(out_dir / 'model.safetensors'))
+    loaded = loader.load_model(str(ckpt_path), cfg, 'cpu')
+    if not loaded.success:
+        raise RuntimeError(loaded.error_message)
+    return loaded.model.eval(), params
+
+
 def run_case(out_dir: pathlib.Path, *, arch: str, cfg: dict, seconds: float, seed_value: int, std: float,
              source_note: str) -> None:
     seed(seed_value)
@@ -102,23 +126,7 @@ def run_case(out_dir: pathlib.Path, *, arch: str, cfg: dict, seconds: float, see
     yaml_path.write_text(yaml.dump(cfg, Dumper=_TupleDumper, sort_keys=False))
     cfg = _load_yaml(yaml_path)
 
-    loader = RoformerLoader()
-    # Built from the YAML with no weights file yet (the loader then keeps the constructor's initialisation) ...
-    built = loader.load_model(str(out_dir / 'absent.ckpt'), cfg, 'cpu')
-    if not built.success:
-        raise RuntimeError(built.error_message)
-    model = built.model
-    _randomize(model, seed_value, std)
-    state = model.state_dict()
-    params = sum(t.numel() for t in {id(t): t for t in state.values()}.values())
-    torch.save(state, str(ckpt_path))
-    save_safetensors({k: v.contiguous().clone() for k, v in state.items()}, str(out_dir / 'model.safetensors'))
-
-    # ... and the model the golden comes from is the one the reference loads from the saved file.
-    loaded = loader.load_model(str(ckpt_path), cfg, 'cpu')
-    if not loaded.success:
-        raise RuntimeError(loaded.error_message)
-    model = loaded.model.eval()
+    model, params = saved_and_reloaded(out_dir, cfg, seed_value, std)
 
     mix = mixture(seconds, cfg['audio']['sample_rate'], seed_value + 1)
     sep = _bare_separator(model, cfg)

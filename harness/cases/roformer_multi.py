@@ -41,13 +41,11 @@ import time
 
 import torch
 import yaml
-from safetensors.torch import save_file as save_safetensors
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from _roformer import _TupleDumper, _bare_separator, _load_yaml, _randomize  # noqa: E402
+from _roformer import _TupleDumper, _bare_separator, _load_yaml, saved_and_reloaded  # noqa: E402
 from common import mixture, seed, write_case, write_golden  # noqa: E402
 
-from audio_separator.separator.roformer.roformer_loader import RoformerLoader  # noqa: E402
 
 INSTRUMENTS = ['bass', 'drums', 'guitar', 'piano', 'strings']
 FULL_INSTRUMENTS = ['guitar', 'piano', 'strings']
@@ -114,22 +112,8 @@ def generate(out_dir: pathlib.Path, size: str) -> None:
     yaml_path.write_text(yaml.dump(_config(size), Dumper=_TupleDumper, sort_keys=False))
     cfg = _load_yaml(yaml_path)
 
-    loader = RoformerLoader()
-    built = loader.load_model(str(out_dir / 'absent.ckpt'), cfg, 'cpu')
-    if not built.success:
-        raise RuntimeError(built.error_message)
-    model = built.model
-    _randomize(model, seed_value, 0.05)
     # The released Mega file is a half state dict; so is this one (rotary freqs included, as there).
-    state = {k: v.half() for k, v in model.state_dict().items()}
-    params = sum(t.numel() for t in {id(t): t for t in state.values()}.values())
-    torch.save(state, str(ckpt_path))
-    save_safetensors({k: v.contiguous().clone() for k, v in state.items()}, str(out_dir / 'model.safetensors'))
-
-    loaded = loader.load_model(str(ckpt_path), cfg, 'cpu')
-    if not loaded.success:
-        raise RuntimeError(loaded.error_message)
-    model = loaded.model.eval()
+    model, params = saved_and_reloaded(out_dir, cfg, seed_value, 0.05, half=True)
     if next(model.parameters()).dtype != torch.float32:
         raise RuntimeError('expected audio-separator to run the fp16 file in a float32 model')
     stft_hop = model.stft_kwargs['hop_length']
