@@ -18,6 +18,13 @@ export interface DereverbOptions {
   forgetting?: number;
   /** Late-echo suppression after WPE; the assumed T60 in seconds (0 disables). */
   lateT60?: number;
+  /**
+   * Floor of the power the statistics are weighted by (1 / max(power, floor)): `mean` is 1e-3 x the bin's mean power
+   * in the block; `max` is 1e-10 x its maximum, nara_wpe's `_stable_positive_inverse`.
+   */
+  powerFloor?: 'mean' | 'max';
+  /** Diagonal loading of the correlation matrix, relative to its mean diagonal (nara_wpe solves without: 0). */
+  loading?: number;
 }
 
 export class DereverbStage implements AudioStage {
@@ -53,6 +60,19 @@ export class DereverbStage implements AudioStage {
   }
 }
 
+/**
+ * Offline WPE of one channel's whole STFT (frames x bins): the streaming filter with one block holding every frame,
+ * no earlier statistics and no late suppression, which is nara_wpe's `wpe` (statistics_mode 'full': the frames
+ * before the first are zeros). The reference harness (harness/cases/wpe.py) proves this path against nara_wpe.
+ */
+export function wpeOffline(re: readonly Float64Array[], im: readonly Float64Array[], opts: Pick<DereverbOptions, 'delay' | 'taps' | 'iterations' | 'powerFloor' | 'loading'> = {}): { re: Float64Array[]; im: Float64Array[] } {
+  const frames = re.length;
+  const bins = re[0]?.length ?? 0;
+  const ch = new WpeChannel(bins, frames, { ...opts, forgetting: 0, lateT60: 0 }, 1);
+  for (let t = 0; t < frames; t++) ch.frame(Float64Array.from(re[t]!), Float64Array.from(im[t]!));
+  return ch.lastBlock();
+}
+
 /** One channel: frames are collected into blocks; a block is filtered when full, and come out one block later. */
 class WpeChannel {
   private readonly D: number;
@@ -72,6 +92,8 @@ class WpeChannel {
   private readonly rre: Float64Array;
   private readonly rim: Float64Array;
   private readonly late: LateSuppressor | null;
+  private readonly floorMax: boolean;
+  private readonly loading: number;
   private readonly scratch: SolveWork & Record<'w' | 'Rr' | 'Ri' | 'pr' | 'pi' | 'gr' | 'gi' | 'colRe' | 'colIm' | 'oRe' | 'oIm', Float64Array>;
 
   constructor(private readonly bins: number, private readonly B: number, opts: DereverbOptions, frameRate: number) {
@@ -96,6 +118,8 @@ class WpeChannel {
       colRe: f64(this.H + B), colIm: f64(this.H + B), oRe: f64(B), oIm: f64(B),
       Ar: f64(K * K), Ai: f64(K * K), br: f64(K), bi: f64(K),
     };
+    this.floorMax = (opts.powerFloor ?? 'mean') === 'max';
+    this.loading = opts.loading ?? 1e-4;
     this.late = (opts.lateT60 ?? 0.5) > 0 ? new LateSuppressor(bins, frameRate, opts.lateT60 ?? 0.5) : null;
   }
 
@@ -117,6 +141,11 @@ class WpeChannel {
     }
   }
 
+  /** The most recent filtered block (after the late suppressor, when one runs), copied out. */
+  lastBlock(): { re: Float64Array[]; im: Float64Array[] } {
+    return { re: this.outRe.map((r) => r.slice()), im: this.outIm.map((r) => r.slice()) };
+  }
+
   private processBlock(): void {
     const { B, K, D, H, bins, inRe, inIm, outRe, outIm, iters, alpha } = this;
     const { w, Rr, Ri, pr, pi, gr, gi, colRe, colIm, oRe, oIm } = this.scratch;
@@ -127,9 +156,13 @@ class WpeChannel {
       oRe.set(colRe.subarray(H, H + B));
       oIm.set(colIm.subarray(H, H + B));
       for (let it = 0; it < iters; it++) {
-        let mean = 0;
-        for (let t = 0; t < B; t++) mean += oRe[t]! ** 2 + oIm[t]! ** 2;
-        const floor = 1e-3 * (mean / B) + 1e-12;
+        let mean = 0, peak = 0;
+        for (let t = 0; t < B; t++) {
+          const p = oRe[t]! ** 2 + oIm[t]! ** 2;
+          mean += p;
+          if (p > peak) peak = p;
+        }
+        const floor = this.floorMax ? 1e-10 * peak || 1 : 1e-3 * (mean / B) + 1e-12;
         for (let t = 0; t < B; t++) w[t] = 1 / Math.max(oRe[t]! ** 2 + oIm[t]! ** 2, floor);
         const base = f * K * K, vb = f * K;
         for (let a = 0; a < K * K; a++) { Rr[a] = alpha * this.Rre[base + a]!; Ri[a] = alpha * this.Rim[base + a]!; }
@@ -154,7 +187,7 @@ class WpeChannel {
           this.Rre.set(Rr, base); this.Rim.set(Ri, base);
           this.rre.set(pr, vb); this.rim.set(pi, vb);
         }
-        solveHermitian(Rr, Ri, pr, pi, gr, gi, K, this.scratch);
+        solveHermitian(Rr, Ri, pr, pi, gr, gi, K, this.scratch, this.loading);
         // d = y - g^H x
         for (let t = 0; t < B; t++) {
           const x0 = H + t - D;
@@ -177,12 +210,12 @@ class WpeChannel {
 interface SolveWork { Ar: Float64Array; Ai: Float64Array; br: Float64Array; bi: Float64Array }
 
 /** Solves (Rr + i Ri) g = p by complex Gaussian elimination with diagonal loading (R is Hermitian PSD). */
-function solveHermitian(Rr: Float64Array, Ri: Float64Array, pr: Float64Array, pi: Float64Array, gr: Float64Array, gi: Float64Array, K: number, work: SolveWork): void {
+function solveHermitian(Rr: Float64Array, Ri: Float64Array, pr: Float64Array, pi: Float64Array, gr: Float64Array, gi: Float64Array, K: number, work: SolveWork, loading: number): void {
   const { Ar, Ai, br, bi } = work;
   Ar.set(Rr); Ai.set(Ri); br.set(pr); bi.set(pi);
   let tr = 0;
   for (let a = 0; a < K; a++) tr += Ar[a * K + a]!;
-  const load = 1e-4 * (tr / K) + 1e-12;
+  const load = loading * (tr / K) + 1e-12;
   for (let a = 0; a < K; a++) Ar[a * K + a] = Ar[a * K + a]! + load;
   for (let c = 0; c < K; c++) {
     const dr = Ar[c * K + c]!, di = Ai[c * K + c]!;
