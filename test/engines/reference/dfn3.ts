@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { z } from 'zod';
 import { loadFftProvider, type RealFft } from '../../../src/media/dsp/fft.js';
-import { dfConfigFromIni, enhanceDf, type DfConfig, type DfSessions } from '../../../src/engines/enhance/deepfilter-core.js';
+import { DfStream, dfConfigFromIni, enhanceDf, type DfConfig, type DfSessions } from '../../../src/engines/enhance/deepfilter-core.js';
 import { DfAnalysis, ErbFeature, UnitNormFeature, erbWidths, normAlpha, vorbisWindow } from '../../../src/engines/enhance/deepfilter-features.js';
 import { memberByBaseName, readTarGz } from '../../../src/models/tar.js';
 import { channels, compareOutput, goldenTensor, readGolden, type Float32Tensor, type OutputError } from './golden.js';
@@ -118,6 +118,54 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
       errors.push(compareOutput(name, [got], channels(goldenTensor(golden, `output.${name}`, dir))));
     }
     return errors;
+  } finally {
+    fft.dispose();
+    await model.release();
+  }
+}
+
+function streamed(stream: DfStream, x: Float32Array, piece: number): Promise<Float32Array> {
+  return (async () => {
+    const parts: Float32Array[] = [];
+    for (let i = 0; i < x.length; i += piece) parts.push(await stream.push(x.subarray(i, i + piece)));
+    parts.push(await stream.flush());
+    const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  })();
+}
+
+/**
+ * Seam error and speed on a generated case (normally the full-size one in harness/out/dfn3): the case's input tiled
+ * to `seconds`, enhanced in one pass (enhanceDf) and streamed in windows of `windowFrames` with each context length;
+ * prints rel = max |windowed - whole| / max |whole| and the real-time factors (one ONNX Runtime thread).
+ *
+ *   node --import tsx -e "import('./test/engines/reference/dfn3.ts').then((m) => m.measure('harness/out/dfn3'))"
+ */
+export async function measure(dir: string, seconds = 60, windowFrames = 1000, contexts: number[] = [0, 50, 100, 200, 400]): Promise<void> {
+  const c = await readDfn3Case(dir);
+  const [input] = channels(goldenTensor(await readGolden(dir), 'input', dir));
+  if (!input) throw new Error(`${dir}: no input channel`);
+  const n = Math.round(seconds * c.sample_rate);
+  const x = new Float32Array(n);
+  for (let i = 0; i < n; i += input.length) x.set(input.subarray(0, Math.min(input.length, n - i)), i);
+  const model = await openDfn3Archive(join(dir, c.archive), 1);
+  const fft = (await loadFftProvider()).create(model.cfg.fftSize);
+  try {
+    let t0 = performance.now();
+    const whole = await enhanceDf(x, model.cfg, model.sessions, { fft });
+    console.log(`${c.size} ${seconds} s whole signal: RTF ${((performance.now() - t0) / 1000 / seconds).toFixed(3)}`);
+    for (const ctx of contexts) {
+      t0 = performance.now();
+      const got = await streamed(new DfStream(model.cfg, model.sessions, fft, { windowFrames, contextFrames: ctx }), x, c.sample_rate);
+      const rtf = (performance.now() - t0) / 1000 / seconds;
+      const e = compareOutput('windowed', [got], [whole]);
+      console.log(`${c.size} windows ${windowFrames} frames, context ${ctx}: seam max abs ${e.maxAbs.toExponential(2)}, rel ${e.rel.toExponential(2)}, RTF ${rtf.toFixed(3)}`);
+    }
   } finally {
     fft.dispose();
     await model.release();
