@@ -1,14 +1,18 @@
 import { createRequire } from 'node:module';
 
+/** Sample and spectrum buffers: float32 for masks and models, float64 where a stage accumulates statistics. */
+export type FloatArray = Float32Array | Float64Array;
+
 /**
  * Real FFT of one fixed size. Spectra are split re/im arrays of size/2+1 bins (numpy rfft layout,
  * forward sign exp(-2*pi*i*n*k/N), unnormalised); `inverse` divides by N so inverse(forward(x)) == x.
+ * The JS backend computes in float64 whatever the buffers; pffft computes in float32.
  */
 export interface RealFft {
   readonly size: number;
   readonly backend: 'pffft-wasm' | 'js';
-  forward(input: Float32Array, re: Float32Array, im: Float32Array): void;
-  inverse(re: Float32Array, im: Float32Array, out: Float32Array): void;
+  forward(input: FloatArray, re: FloatArray, im: FloatArray): void;
+  inverse(re: FloatArray, im: FloatArray, out: FloatArray): void;
   /** Frees WASM memory; the JS backend has nothing to free. */
   dispose(): void;
 }
@@ -113,8 +117,11 @@ function pffftReal(mod: PffftModule, n: number): RealFft {
   };
 }
 
-/** In-place iterative radix-2 complex FFT (sign -1 forward); n must be a power of two. */
-function makeRadix2(n: number): (re: Float64Array, im: Float64Array, inverse: boolean) => void {
+/**
+ * In-place iterative radix-2 complex FFT (sign -1 forward, unscaled both ways); n must be a power of two.
+ * The one radix-2 kernel of the project: the packed real FFT, Bluestein and the float64 FFT of fft64.ts run on it.
+ */
+export function makeRadix2(n: number): (re: Float64Array, im: Float64Array, inverse: boolean) => void {
   const bits = Math.log2(n);
   const rev = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
@@ -211,6 +218,7 @@ function makeComplexDft(n: number): (re: Float64Array, im: Float64Array, inverse
 }
 
 function jsReal(n: number): RealFft {
+  if (n >= 4 && (n & (n - 1)) === 0) return new RealFFT(n);
   const dft = makeComplexDft(n);
   const re = new Float64Array(n);
   const im = new Float64Array(n);
@@ -245,4 +253,80 @@ function jsReal(n: number): RealFft {
     },
     dispose() {},
   };
+}
+
+/**
+ * The JS real FFT for power-of-two sizes, synchronous so a stage can build it in its constructor: the signal is packed
+ * as a half-size complex sequence (even samples real, odd imaginary), transformed by the radix-2 kernel and split into
+ * the N/2+1 bins with one twiddle pass; half the work of a full complex transform. Float64 scratch, no allocation per
+ * frame; one instance per size and per user (the scratch is shared between calls).
+ */
+export class RealFFT implements RealFft {
+  readonly backend = 'js' as const;
+  readonly bins: number;
+  private readonly m: number;
+  private readonly complex: (re: Float64Array, im: Float64Array, inverse: boolean) => void;
+  private readonly wr: Float64Array;
+  private readonly wi: Float64Array;
+  private readonly zr: Float64Array;
+  private readonly zi: Float64Array;
+
+  constructor(readonly size: number) {
+    if (size < 4 || (size & (size - 1)) !== 0) throw new Error(`FFT size must be a power of two >= 4, got ${size}`);
+    const m = size >> 1;
+    this.m = m;
+    this.bins = m + 1;
+    this.complex = makeRadix2(m);
+    this.wr = new Float64Array(m + 1);
+    this.wi = new Float64Array(m + 1);
+    for (let k = 0; k <= m; k++) {
+      this.wr[k] = Math.cos((2 * Math.PI * k) / size);
+      this.wi[k] = -Math.sin((2 * Math.PI * k) / size);
+    }
+    this.zr = new Float64Array(m);
+    this.zi = new Float64Array(m);
+  }
+
+  forward(x: FloatArray, re: FloatArray, im: FloatArray): void {
+    const { m, zr, zi, wr, wi } = this;
+    for (let k = 0; k < m; k++) {
+      zr[k] = x[2 * k]!;
+      zi[k] = x[2 * k + 1]!;
+    }
+    this.complex(zr, zi, false);
+    for (let k = 0; k <= m; k++) {
+      const a = k === m ? 0 : k;
+      const b = k === 0 ? 0 : m - k;
+      const zkr = zr[a]!, zki = zi[a]!, zcr = zr[b]!, zci = -zi[b]!;
+      // E = (Z[k] + conj(Z[m-k])) / 2 is the even samples' spectrum, O = (Z[k] - conj(Z[m-k])) / 2i the odd ones'.
+      const er = 0.5 * (zkr + zcr), ei = 0.5 * (zki + zci);
+      const dr = zkr - zcr, di = zki - zci;
+      const or = 0.5 * di, oi = -0.5 * dr;
+      re[k] = er + wr[k]! * or - wi[k]! * oi;
+      im[k] = ei + wr[k]! * oi + wi[k]! * or;
+    }
+  }
+
+  inverse(re: FloatArray, im: FloatArray, x: FloatArray): void {
+    const { m, zr, zi, wr, wi } = this;
+    for (let k = 0; k < m; k++) {
+      const xr = re[k]!, xi = im[k]!;
+      const cr = re[m - k]!, ci = -im[m - k]!;
+      const er = 0.5 * (xr + cr), ei = 0.5 * (xi + ci);
+      const dr = 0.5 * (xr - cr), di = 0.5 * (xi - ci);
+      // O = D / W^k (W^k has unit modulus: multiply by its conjugate), then Z = E + i O.
+      const or = dr * wr[k]! + di * wi[k]!;
+      const oi = di * wr[k]! - dr * wi[k]!;
+      zr[k] = er - oi;
+      zi[k] = ei + or;
+    }
+    this.complex(zr, zi, true);
+    const s = 1 / m;
+    for (let k = 0; k < m; k++) {
+      x[2 * k] = zr[k]! * s;
+      x[2 * k + 1] = zi[k]! * s;
+    }
+  }
+
+  dispose(): void {}
 }
