@@ -31,6 +31,7 @@ What the golden holds:
 from __future__ import annotations
 
 import contextlib
+import gzip
 import math
 import pathlib
 import sys
@@ -115,7 +116,8 @@ def torchscript_onnx_exporter():
 def _pack(export_dir: pathlib.Path, archive: pathlib.Path) -> None:
     # The published archive's members are tmp/export/<file> (their main() adds os.path.join('/tmp/export', file));
     # a fixed mtime and owner keep reruns byte-identical.
-    with tarfile.open(archive, mode='w:gz', compresslevel=9) as tar:
+    with open(archive, 'wb') as raw, gzip.GzipFile(fileobj=raw, mode='wb', compresslevel=9, mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode='w') as tar:
         for name in ('enc.onnx', 'erb_dec.onnx', 'df_dec.onnx', 'config.ini'):
             info = tar.gettarinfo(str(export_dir / name), arcname=f'tmp/export/{name}')
             info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, '', ''
