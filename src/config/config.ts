@@ -138,7 +138,7 @@ const EnvSchema = z.object({
   ENHANCE_MAX_BYTES: int(1, 2 ** 40).default(10 * 1024 * 1024),
   ENHANCE_LOUDNESS_LUFS: num(-40, -5).default(-16),
   /** remove_noise engine: auto picks DTLN on dry input, GTCRN otherwise, RNNoise when no model is installed. */
-  ENHANCE_DENOISER: z.enum(['auto', 'rnnoise', 'dtln', 'gtcrn', 'spectral']).default('auto'),
+  ENHANCE_DENOISER: z.enum(['auto', 'deepfilternet3', 'rnnoise', 'dtln', 'gtcrn', 'spectral']).default('auto'),
   SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),
   /** Longest audio/video podcast source that speech recognition transcribes: it holds an engine thread for the whole file. */
   ASR_MAX_SECONDS: int(1, 86400).default(3600),

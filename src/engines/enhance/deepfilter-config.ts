@@ -7,23 +7,11 @@
  * Untrusted input: the text is bounded and every number is range-checked before any buffer is sized from it.
  */
 import { z } from 'zod';
+import type { DfConfig } from './deepfilter-core.js';
 
-export interface DfArchiveConfig {
-  sampleRate: number;
-  fftSize: number;
-  hopSize: number;
-  nbErb: number;
-  nbDf: number;
-  dfOrder: number;
-  dfLookahead: number;
-  convLookahead: number;
-  normTau: number;
+export interface DfArchiveConfig extends DfConfig {
   /** Set only where the file gives norm_alpha itself (it then wins over norm_tau, as in the reference). */
   normAlpha?: number;
-  minNbErbFreqs: number;
-  /** The local-SNR range the encoder was trained on (dB). */
-  lsnrMin: number;
-  lsnrMax: number;
   /** The network's look-ahead in frames: max(conv_lookahead, df_lookahead), as the reference derives it. */
   lookahead: number;
 }
@@ -67,6 +55,12 @@ const DfSection = z.object({
   lsnr_max: z.coerce.number().min(-200).max(200).default(35),
 });
 
+const NetSection = z.object({
+  // DfNet's post-filter (mask_pf, pf_beta): off in the published DeepFilterNet3 config.
+  mask_pf: z.enum(['true', 'false', 'True', 'False', '1', '0']).default('false').transform((v) => v.toLowerCase() === 'true' || v === '1'),
+  pf_beta: z.coerce.number().min(0).max(10).default(0.02),
+});
+
 const lookaheadField = int(0, 64);
 const orderField = int(1, 64);
 
@@ -94,9 +88,14 @@ export function parseDfConfig(text: string): DfArchiveConfig {
   const dfLookahead = fromEither('df_lookahead', lookaheadField);
   const conv = lookaheadField.safeParse(net.get('conv_lookahead'));
   if (!conv.success) throw new Error(`config.ini [deepfilternet] conv_lookahead: ${net.get('conv_lookahead') === undefined ? 'missing' : conv.error.issues[0]!.message}`);
+  const pf = NetSection.safeParse(Object.fromEntries(net));
+  if (!pf.success) throw new Error(`config.ini [deepfilternet] ${pf.error.issues[0]!.path.join('.')}: ${pf.error.issues[0]!.message}`);
   const freqs = d.fft_size / 2 + 1;
   if (d.fft_size % 2 !== 0) throw new Error(`config.ini [df] fft_size ${d.fft_size} is odd`);
   if (d.hop_size > d.fft_size) throw new Error(`config.ini [df] hop_size ${d.hop_size} exceeds fft_size ${d.fft_size}`);
+  // The overlap-add the core runs needs whole hops per frame and at least half overlap (as libDF's does).
+  if (d.fft_size % d.hop_size !== 0 || 2 * d.hop_size > d.fft_size) throw new Error(`config.ini [df] hop_size ${d.hop_size} must divide fft_size ${d.fft_size} at least twice`);
+  if (dfLookahead >= dfOrder) throw new Error(`config.ini df_lookahead ${dfLookahead} must be under df_order ${dfOrder}`);
   if (d.nb_df > freqs) throw new Error(`config.ini [df] nb_df ${d.nb_df} exceeds the ${freqs} frequency bins`);
   if (d.nb_erb * d.min_nb_erb_freqs > freqs) throw new Error(`config.ini [df] nb_erb ${d.nb_erb} bands of at least ${d.min_nb_erb_freqs} bins do not fit ${freqs} bins`);
   if (d.norm_tau === undefined && d.norm_alpha === undefined) throw new Error('config.ini [df] norm_tau: missing (and no norm_alpha)');
@@ -106,6 +105,7 @@ export function parseDfConfig(text: string): DfArchiveConfig {
   return {
     sampleRate: d.sr, fftSize: d.fft_size, hopSize: d.hop_size, nbErb: d.nb_erb, nbDf: d.nb_df,
     dfOrder, dfLookahead, convLookahead: conv.data, normTau, ...(d.norm_alpha !== undefined ? { normAlpha: d.norm_alpha } : {}),
-    minNbErbFreqs: d.min_nb_erb_freqs, lsnrMin: d.lsnr_min, lsnrMax: d.lsnr_max, lookahead: Math.max(conv.data, dfLookahead),
+    minNbErbFreqs: d.min_nb_erb_freqs, lsnrMin: d.lsnr_min, lsnrMax: d.lsnr_max, postFilter: pf.data.mask_pf, postFilterBeta: pf.data.pf_beta,
+    lookahead: Math.max(conv.data, dfLookahead),
   };
 }

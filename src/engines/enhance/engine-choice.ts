@@ -1,6 +1,7 @@
 import type { AudioData } from '../../media/audio.js';
 import type { ModelSource } from '../../models/verified.js';
 import { RnnoiseStage, SpectralGateStage } from './denoise.js';
+import { DeepFilterStage, deepFilterAvailable } from './deepfilter-stage.js';
 import { OnnxDenoiseStage, onnxDenoiserAvailable, type OnnxDenoiser } from './onnx-denoise.js';
 import { FrameLevels, type AnalysisPass, type AudioStage } from './stage.js';
 import { SileroVad, sileroModelPath, WebRtcVad, type FrameVad } from './vad.js';
@@ -9,11 +10,24 @@ import { SileroVad, sileroModelPath, WebRtcVad, type FrameVad } from './vad.js';
  * Which denoiser and which VAD run, decided from what is installed and from measured evidence
  * (bench/results/enhance.md): DTLN is best on additive noise (+9 dB SI-SDR at 0 dB SNR) but the worst
  * engine on reverberant input (-0.9 dB, STOI -0.05); GTCRN helps in both; RNNoise is always there.
+ *
+ * DeepFilterNet3 comes first with auto wherever it can be had (installed, or pulled on first use by
+ * src/kinds/enhance/models.ts): its authors publish PESQ 3.17 on VoiceBank+DEMAND (DeepFilterNet3 paper, the anchor
+ * issue 28 names), and it is the only one of them that runs at 48 kHz full band, where DTLN and GTCRN (16 kHz models)
+ * leave nothing above 8 kHz of a 44.1/48 kHz input. DTLN and GTCRN keep their roles only as its fallbacks (not
+ * installed, download failed, refused by onnxruntime), chosen between as before by the input's T60; they stay
+ * selectable by name. RNNoise (built in, no download) remains the offline fallback and the reason says so.
  */
 
-export const DENOISER_PREFERENCES = ['auto', 'rnnoise', 'dtln', 'gtcrn', 'spectral'] as const;
+export const DENOISER_PREFERENCES = ['auto', 'deepfilternet3', 'rnnoise', 'dtln', 'gtcrn', 'spectral'] as const;
 export type DenoiserPreference = (typeof DENOISER_PREFERENCES)[number];
-export type DenoiserKind = 'rnnoise' | 'dtln' | 'gtcrn' | 'spectral-gate';
+export type DenoiserKind = 'deepfilternet3' | 'rnnoise' | 'dtln' | 'gtcrn' | 'spectral-gate';
+/** The denoisers that come as downloadable models. */
+export type NeuralDenoiser = OnnxDenoiser | 'deepfilternet3';
+
+export function isNeuralDenoiser(kind: DenoiserKind): kind is NeuralDenoiser {
+  return kind === 'dtln' || kind === 'gtcrn' || kind === 'deepfilternet3';
+}
 
 /**
  * DTLN only below this decay estimate. The estimate is crude (noise floors slow decays too): on the
@@ -32,9 +46,13 @@ export interface DenoiserChoice {
  * Why a neural denoiser that is wanted cannot be used although it may be catalogued: its automatic download failed,
  * or its verified file would not load. The choice then says so and tries the other model before the built-in one.
  */
-export type DenoiserProblems = Partial<Record<OnnxDenoiser, string>>;
+export type DenoiserProblems = Partial<Record<NeuralDenoiser, string>>;
 
-const LABEL: Record<OnnxDenoiser, string> = { dtln: 'DTLN', gtcrn: 'GTCRN' };
+/** Which neural denoisers are verified on disk; DeepFilterNet3 absent means not installed. */
+export type InstalledDenoisers = Readonly<Record<OnnxDenoiser, boolean> & { deepfilternet3?: boolean }>;
+
+const LABEL: Record<NeuralDenoiser, string> = { dtln: 'DTLN', gtcrn: 'GTCRN', deepfilternet3: 'DeepFilterNet3' };
+const DFN3_WHY = 'DeepFilterNet3, 48 kHz full band';
 
 /**
  * The choice itself, from facts only (which models are installed, why any cannot be used, the input's T60), so it is
@@ -43,13 +61,13 @@ const LABEL: Record<OnnxDenoiser, string> = { dtln: 'DTLN', gtcrn: 'GTCRN' };
  */
 export function decideDenoiser(
   pref: DenoiserPreference,
-  installed: Readonly<Record<OnnxDenoiser, boolean>>,
+  installed: InstalledDenoisers,
   t60: number | null,
   dereverbAsked = false,
   problems: DenoiserProblems = {},
 ): DenoiserChoice {
-  const usable = (k: OnnxDenoiser) => installed[k] && !problems[k];
-  const notUsed = (k: OnnxDenoiser) => (problems[k] ? `${LABEL[k]} could not be used: ${problems[k]}` : `${LABEL[k]} not installed`);
+  const usable = (k: NeuralDenoiser) => installed[k] === true && !problems[k];
+  const notUsed = (k: NeuralDenoiser) => (problems[k] ? `${LABEL[k]} could not be used: ${problems[k]}` : `${LABEL[k]} not installed`);
   switch (pref) {
     case 'rnnoise':
       return { kind: 'rnnoise', why: 'ENHANCE_DENOISER=rnnoise' };
@@ -57,16 +75,22 @@ export function decideDenoiser(
       return { kind: 'spectral-gate', why: 'ENHANCE_DENOISER=spectral' };
     case 'dtln':
     case 'gtcrn':
+    case 'deepfilternet3':
       if (usable(pref)) return { kind: pref, why: `ENHANCE_DENOISER=${pref}` };
       return usable('gtcrn') ? { kind: 'gtcrn', why: `${notUsed(pref)}; GTCRN` } : { kind: 'rnnoise', why: `${notUsed(pref)}; RNNoise (built in)` };
     case 'auto': {
+      if (usable('deepfilternet3')) return { kind: 'deepfilternet3', why: `auto: ${DFN3_WHY}` };
+      // Only a DeepFilterNet3 that was wanted and failed is worth naming: "not installed" is the plain offline case.
+      const noDfn = problems.deepfilternet3 ? `${notUsed('deepfilternet3')}; ` : '';
       // DTLN only where the input is known to be dry: an asked dereverberation says it is not, and a T60 that could not
       // be estimated says nothing. This holds whether or not GTCRN is there (without it the alternative is RNNoise), so
       // the thread measures the T60 whenever DTLN is usable: a DTLN-only server once never ran DTLN, as nothing measured.
       if (usable('dtln') && !dereverbAsked && t60 !== null && t60 <= DTLN_MAX_T60) {
-        return { kind: 'dtln', why: `auto: estimated T60 ${t60.toFixed(2)} s <= ${DTLN_MAX_T60} s (dry): DTLN, best on additive noise` };
+        return { kind: 'dtln', why: `auto: ${noDfn}estimated T60 ${t60.toFixed(2)} s <= ${DTLN_MAX_T60} s (dry): DTLN, best on additive noise` };
       }
-      if (!installed.dtln && !installed.gtcrn && !problems.dtln && !problems.gtcrn) return { kind: 'rnnoise', why: 'auto: no neural denoiser installed; RNNoise (built in)' };
+      if (!installed.dtln && !installed.gtcrn && !problems.dtln && !problems.gtcrn) {
+        return { kind: 'rnnoise', why: `auto: ${noDfn}no ${noDfn ? 'other ' : ''}neural denoiser installed; RNNoise (built in)` };
+      }
       const avoided = 'DTLN avoided, worst on reverberant input';
       const noDtln = !usable('dtln')
         ? notUsed('dtln')
@@ -75,14 +99,16 @@ export function decideDenoiser(
           : t60 === null
             ? `estimated T60 unknown (too few decays to tell): ${avoided}`
             : `estimated T60 ${t60.toFixed(2)} s > ${DTLN_MAX_T60} s (reverberant): ${avoided}`;
-      if (usable('gtcrn')) return { kind: 'gtcrn', why: `auto: ${noDtln}; GTCRN${problems.dtln ? ' used instead' : ''}` };
-      return { kind: 'rnnoise', why: `auto: ${noDtln}; ${notUsed('gtcrn')}; RNNoise (built in)` };
+      if (usable('gtcrn')) return { kind: 'gtcrn', why: `auto: ${noDfn}${noDtln}; GTCRN${problems.dtln ? ' used instead' : ''}` };
+      return { kind: 'rnnoise', why: `auto: ${noDfn}${noDtln}; ${notUsed('gtcrn')}; RNNoise (built in)` };
     }
   }
 }
 
 export function chooseDenoiser(pref: DenoiserPreference, modelsDir: string | ModelSource, t60: number | null, dereverbAsked = false, problems: DenoiserProblems = {}): DenoiserChoice {
-  const installed = { dtln: onnxDenoiserAvailable(modelsDir, 'dtln'), gtcrn: onnxDenoiserAvailable(modelsDir, 'gtcrn') };
+  const installed = {
+    dtln: onnxDenoiserAvailable(modelsDir, 'dtln'), gtcrn: onnxDenoiserAvailable(modelsDir, 'gtcrn'), deepfilternet3: deepFilterAvailable(modelsDir),
+  };
   return decideDenoiser(pref, installed, t60, dereverbAsked, problems);
 }
 
@@ -99,15 +125,29 @@ export interface CreatedDenoiser {
  * way on every retry: the stage runs on RNNoise instead and the note names the file, so the task still succeeds.
  */
 export async function createDenoiser(kind: DenoiserKind, sampleRate: number, channels: number, modelsDir: string | ModelSource, executionProviders?: readonly string[]): Promise<CreatedDenoiser> {
-  if (kind === 'dtln' || kind === 'gtcrn') {
+  if (isNeuralDenoiser(kind)) {
     try {
-      return { stage: await OnnxDenoiseStage.create(sampleRate, channels, { kind, modelsDir, ...(executionProviders ? { executionProviders } : {}) }), kind };
+      return { stage: await createNeural(kind, { sampleRate, channels, models: modelsDir, ...(executionProviders ? { executionProviders } : {}) }), kind };
     } catch (err) {
       return { stage: await RnnoiseStage.create(sampleRate, channels), kind: 'rnnoise', fallback: `${kind} not used: ${(err as Error).message}; RNNoise (built in)` };
     }
   }
   if (kind === 'spectral-gate') return { stage: new SpectralGateStage(sampleRate, channels), kind };
   return { stage: await RnnoiseStage.create(sampleRate, channels), kind };
+}
+
+interface DenoiserSetup {
+  sampleRate: number;
+  channels: number;
+  models: string | ModelSource;
+  executionProviders?: readonly string[];
+  signal?: AbortSignal;
+}
+
+function createNeural(kind: NeuralDenoiser, c: DenoiserSetup): Promise<AudioStage> {
+  const providers = c.executionProviders ? { executionProviders: c.executionProviders } : {};
+  if (kind === 'deepfilternet3') return DeepFilterStage.create(c.sampleRate, c.channels, { models: c.models, ...providers, ...(c.signal ? { signal: c.signal } : {}) });
+  return OnnxDenoiseStage.create(c.sampleRate, c.channels, { kind, modelsDir: c.models, ...providers });
 }
 
 /**
@@ -117,7 +157,7 @@ export async function createDenoiser(kind: DenoiserKind, sampleRate: number, cha
  */
 export async function createChosenDenoiser(
   pref: DenoiserPreference,
-  c: { sampleRate: number; channels: number; models: string | ModelSource; executionProviders?: readonly string[] },
+  c: DenoiserSetup,
   t60: number | null,
   dereverbAsked: boolean,
   problems: DenoiserProblems = {},
@@ -125,13 +165,12 @@ export async function createChosenDenoiser(
   const known: DenoiserProblems = { ...problems };
   for (;;) {
     const choice = chooseDenoiser(pref, c.models, t60, dereverbAsked, known);
-    const neural = choice.kind === 'dtln' || choice.kind === 'gtcrn' ? choice.kind : null;
+    const neural = isNeuralDenoiser(choice.kind) ? choice.kind : null;
     if (pref === 'auto' && neural) {
       try {
-        const stage = await OnnxDenoiseStage.create(c.sampleRate, c.channels, { kind: neural, modelsDir: c.models, ...(c.executionProviders ? { executionProviders: c.executionProviders } : {}) });
-        return { stage, kind: neural, why: choice.why };
+        return { stage: await createNeural(neural, c), kind: neural, why: choice.why };
       } catch (err) {
-        // Each pass adds a problem to a model that had none, so this ends after both models at most.
+        // Each pass adds a problem to a model that had none, so this ends after the three models at most.
         known[neural] = (err as Error).message;
         continue;
       }

@@ -2,25 +2,33 @@
  * MODELS_AUTO_PULL for enhancement: the neural models a task's stages would use, downloaded on first use. The chain
  * then finds them verified (src/models/verified.ts) and picks them as if installed by hand; when a download fails it
  * uses the other neural denoiser if that one could be had, else the built-in engines (RNNoise, WebRTC VAD), and the
- * stage's reason says why.
+ * stage's reason says why. With auto the denoiser pulled is DeepFilterNet3 (engine-choice.ts says why it comes first);
+ * DTLN and GTCRN are pulled only when its download fails, as the fallbacks they are.
  */
 import { planEnhancement } from '../../engines/enhance/chain.js';
-import type { DenoiserPreference, DenoiserProblems } from '../../engines/enhance/engine-choice.js';
+import type { DenoiserPreference, DenoiserProblems, NeuralDenoiser } from '../../engines/enhance/engine-choice.js';
 import type { EnhanceFlag } from '../../domain/vocabulary.js';
 import { MODEL_CATALOG, type ModelEntry } from '../../models/catalog.js';
 import type { AutoPuller } from '../../models/auto-pull.js';
 import { verifiedModelSync } from '../../models/verified.js';
 
-/** Models per stage: `auto` needs both denoisers (DTLN on dry input, GTCRN on reverberant), a forced one only itself. */
-function wantedModels(flags: readonly EnhanceFlag[], denoiser: DenoiserPreference): Partial<Record<'denoise' | 'long_silences', string[]>> {
+const NEURAL: readonly string[] = ['deepfilternet3', 'dtln', 'gtcrn'] satisfies readonly NeuralDenoiser[];
+const isNeural = (name: string): name is NeuralDenoiser => NEURAL.includes(name);
+
+/**
+ * Models per stage: `auto` wants DeepFilterNet3, and DTLN and GTCRN (DTLN on dry input, GTCRN on reverberant) only as
+ * `fallback`, pulled when DeepFilterNet3's download fails; a forced denoiser wants only itself.
+ */
+function wantedModels(flags: readonly EnhanceFlag[], denoiser: DenoiserPreference): { wanted: Partial<Record<'denoise' | 'long_silences', string[]>>; fallback: string[] } {
   const stages = new Set<string>(planEnhancement(new Set(flags), null).stages);
   // autoid decides its stages from the input's statistics, which are not measured yet: it may need either.
   const autoid = flags.includes('autoid');
-  const out: Partial<Record<'denoise' | 'long_silences', string[]>> = {};
-  const denoisers = denoiser === 'auto' ? ['dtln', 'gtcrn'] : denoiser === 'dtln' || denoiser === 'gtcrn' ? [denoiser] : [];
-  if ((stages.has('denoise') || stages.has('separate') || autoid) && denoisers.length) out.denoise = denoisers;
-  if (stages.has('long_silences') || autoid) out.long_silences = ['silero_vad'];
-  return out;
+  const wanted: Partial<Record<'denoise' | 'long_silences', string[]>> = {};
+  const denoisers = denoiser === 'auto' ? ['deepfilternet3'] : isNeural(denoiser) ? [denoiser] : [];
+  const denoises = stages.has('denoise') || stages.has('separate') || autoid;
+  if (denoises && denoisers.length) wanted.denoise = denoisers;
+  if (stages.has('long_silences') || autoid) wanted.long_silences = ['silero_vad'];
+  return { wanted, fallback: denoises && denoiser === 'auto' ? ['dtln', 'gtcrn'] : [] };
 }
 
 export interface EnhancePullOptions {
@@ -35,7 +43,7 @@ export interface EnhancePullOptions {
 export interface EnhancePullOutcome {
   /** Stage -> why its model could not be installed, appended to that stage's reason. */
   notes: Record<string, string>;
-  /** DTLN / GTCRN -> why it could not be installed: the denoiser choice passes it over for the other and says why. */
+  /** DeepFilterNet3 / DTLN / GTCRN -> why it could not be installed: the denoiser choice passes it over and says why. */
   denoisers: DenoiserProblems;
 }
 
@@ -44,32 +52,42 @@ const bytesOf = (e: ModelEntry) => e.files.reduce((m, f) => m + f.sizeBytes, 0);
 /**
  * Pulls what is missing, one model at a time and each on its own: auto's GTCRN is still fetched when DTLN's download
  * fails (found from outside: the first failure ended the stage's downloads, and the chain ran RNNoise without trying
- * GTCRN), and a DTLN that failed recently does not keep GTCRN from being tried.
+ * GTCRN), and a DTLN that failed recently does not keep GTCRN from being tried. The fallback denoisers join the list
+ * only after DeepFilterNet3's download failed, so a server that can reach it downloads nothing it will not use.
  */
 export async function pullEnhanceModels(puller: AutoPuller, flags: readonly EnhanceFlag[], denoiser: DenoiserPreference, opts: EnhancePullOptions): Promise<EnhancePullOutcome> {
   const catalog = opts.catalog ?? MODEL_CATALOG;
   const source = { modelsDir: opts.modelsDir, catalog };
-  const missing = Object.entries(wantedModels(flags, denoiser)).flatMap(([stage, names]) =>
-    names
-      .flatMap((n) => catalog.filter((e) => e.name === n))
-      .filter((e) => !verifiedModelSync(source, e.name).ok)
-      .map((entry) => ({ stage, entry })),
-  );
-  const total = missing.reduce((n, m) => n + bytesOf(m.entry), 0);
+  const { wanted, fallback } = wantedModels(flags, denoiser);
+  const missingOf = (stage: string, names: readonly string[]) => names
+    .flatMap((n) => catalog.filter((e) => e.name === n))
+    .filter((e) => !verifiedModelSync(source, e.name).ok)
+    .map((entry) => ({ stage, entry }));
+  const missing = Object.entries(wanted).flatMap(([stage, names]) => missingOf(stage, names));
   const out: EnhancePullOutcome = { notes: {}, denoisers: {} };
+  let total = missing.reduce((n, m) => n + bytesOf(m.entry), 0);
   let before = 0;
-  for (const { stage, entry } of missing) {
+  // Fallbacks added after a failure enlarge the total: progress holds until they catch up rather than going back.
+  let shown = 0;
+  for (let i = 0; i < missing.length; i++) {
+    const { stage, entry } = missing[i]!;
     const from = before;
     const size = bytesOf(entry);
     const why = await puller.pull([entry], {
       modelsDir: opts.modelsDir, signal: opts.signal, ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
-      onProgress: (f) => opts.onProgress(total > 0 ? (from + f * size) / total : 1),
+      onProgress: (f) => opts.onProgress((shown = Math.max(shown, total > 0 ? Math.min(1, (from + f * size) / total) : 1))),
     });
     before += size;
     if (!why) continue;
     const note = `automatic download failed: ${why}`;
-    if (entry.name === 'dtln' || entry.name === 'gtcrn') out.denoisers[entry.name] = note;
+    if (isNeural(entry.name)) out.denoisers[entry.name] = note;
     else out.notes[stage] = out.notes[stage] ? `${out.notes[stage]}; ${note}` : note;
+    if (entry.name === 'deepfilternet3' && fallback.length) {
+      // Right after it, so the progress stays in order: the fallbacks are fetched before the stages that follow.
+      const more = missingOf(stage, fallback);
+      missing.splice(i + 1, 0, ...more);
+      total += more.reduce((n, m) => n + bytesOf(m.entry), 0);
+    }
   }
   return out;
 }

@@ -14,7 +14,8 @@ import { checkModel } from '../../../src/models/installed.js';
 /**
  * MODELS_AUTO_PULL for enhancement, in an engine thread's entry as the worker runs it: a local mirror (MODELS_BASE_URL)
  * serves the shared corpus copies of the published DTLN, GTCRN and Silero files, which the built-in catalog's sha256
- * match, so the real catalog verifies them; a mirror without them leaves the built-in engines and a reason.
+ * match, so the real catalog verifies them; a mirror without them leaves the built-in engines and a reason. The corpus
+ * has no DeepFilterNet3, so every mirror here answers 404 for it: auto then pulls DTLN and GTCRN, its fallbacks.
  */
 const corpus = new URL('../../../../shared/corpus/models', import.meta.url).pathname;
 const have = ['dtln/model_1.onnx', 'dtln/model_2.onnx', 'gtcrn/gtcrn.onnx', 'silero_vad/silero_vad.onnx'].every((f) => existsSync(join(corpus, f)));
@@ -83,8 +84,8 @@ describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
     expect(out.engines).toContain('rnnoise');
     expect(out.engines).toContain('webrtc-vad');
     expect(out.reasons.denoise).toMatch(/automatic download failed: dtln could not be installed: download of .*\/empty\/dtln\/model_1\.onnx failed: HTTP 404/);
-    // GTCRN was tried too after DTLN failed, and the reason says why neither runs.
-    expect(out.reasons.denoise).toMatch(/; engine: auto: DTLN could not be used: automatic download failed: dtln could not be installed: .*HTTP 404; GTCRN could not be used: automatic download failed: gtcrn could not be installed: download of .*\/empty\/gtcrn\/gtcrn\.onnx failed: HTTP 404; RNNoise \(built in\)$/);
+    // DeepFilterNet3 is auto's first choice; DTLN and GTCRN were tried after it failed, and the reason says why none runs.
+    expect(out.reasons.denoise).toMatch(/; engine: auto: DeepFilterNet3 could not be used: automatic download failed: deepfilternet3 could not be installed: download of .*\/empty\/deepfilternet3\/DeepFilterNet3_onnx\.tar\.gz failed: HTTP 404; DTLN could not be used: automatic download failed: dtln could not be installed: .*HTTP 404; GTCRN could not be used: automatic download failed: gtcrn could not be installed: download of .*\/empty\/gtcrn\/gtcrn\.onnx failed: HTTP 404; RNNoise \(built in\)$/);
     expect(out.reasons.long_silences).toMatch(/automatic download failed: silero_vad could not be installed: .*HTTP 404/);
   }, 120_000);
 
@@ -98,9 +99,11 @@ describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
     const out = await run(onlyDenoise('d.wav'), ctx);
     expect(out.engines).toContain('gtcrn');
     expect(out.engines).not.toContain('rnnoise');
-    expect(hits.slice(from)).toEqual(['/dtln-login/dtln/model_1.onnx', '/dtln-login/gtcrn/gtcrn.onnx']);
+    // DeepFilterNet3 first (this mirror has none), then its fallbacks.
+    expect(hits.slice(from)).toEqual(['/dtln-login/deepfilternet3/DeepFilterNet3_onnx.tar.gz', '/dtln-login/dtln/model_1.onnx', '/dtln-login/gtcrn/gtcrn.onnx']);
+    const dfn3Failed = `DeepFilterNet3 could not be used: automatic download failed: deepfilternet3 could not be installed: download of ${base}/dtln-login/deepfilternet3/DeepFilterNet3_onnx.tar.gz failed: HTTP 404; `;
     expect(out.reasons.denoise).toBe(
-      `remove_noise; engine: auto: DTLN could not be used: automatic download failed: dtln could not be installed: download of ${base}/dtln-login/dtln/model_1.onnx refused: ` +
+      `remove_noise; engine: auto: ${dfn3Failed}DTLN could not be used: automatic download failed: dtln could not be installed: download of ${base}/dtln-login/dtln/model_1.onnx refused: ` +
         `the mirror served an HTML page (Content-Type text/html) rather than the model file model_1.onnx: ${LOGIN_PAGE.length} bytes received, the catalogue's model_1.onnx is 1458237 bytes ` +
         '(checksum mismatch); the download was discarded; GTCRN used instead',
     );
@@ -114,7 +117,7 @@ describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
     const second = await run({ ...onlyDenoise('e.wav'), modelsDir: other }, ctx);
     expect(hits.slice(next)).toEqual(['/dtln-login/gtcrn/gtcrn.onnx']);
     expect(second.engines).toContain('gtcrn');
-    expect(second.reasons.denoise).toMatch(/^remove_noise; engine: auto: DTLN could not be used: automatic download failed: the download of dtln failed recently \(download of .*refused: the mirror served an HTML page.*\); not retried before 10 minutes; GTCRN used instead$/);
+    expect(second.reasons.denoise).toMatch(/^remove_noise; engine: auto: DeepFilterNet3 could not be used: automatic download failed: the download of deepfilternet3 failed recently \(.*HTTP 404\); not retried before 10 minutes; DTLN could not be used: automatic download failed: the download of dtln failed recently \(download of .*refused: the mirror served an HTML page.*\); not retried before 10 minutes; GTCRN used instead$/);
   }, 120_000);
 
   const dry = new URL('../../../../shared/corpus/speech/constructed_pairs_16k/noisy/libri3436__fs573577_snr05.wav', import.meta.url).pathname;
@@ -124,8 +127,11 @@ describe.skipIf(!have)('enhancement models are downloaded on first use', () => {
     const run = enhanceThread({ modelsDir, separationEngine: 'builtin', autoPull: true, modelsBaseUrl: `${base}/no-gtcrn`, catalog: MODEL_CATALOG });
     const from = hits.length;
     const out = await run({ ...job(modelsDir, 'f.wav'), inputPath: dry, totalFrames: 0, flags: ['remove_noise'] }, { tmpDir: dir, signal: new AbortController().signal, onProgress: () => {} });
-    expect(hits.slice(from)).toEqual(['/no-gtcrn/dtln/model_1.onnx', '/no-gtcrn/dtln/model_2.onnx', '/no-gtcrn/gtcrn/gtcrn.onnx']);
+    expect(hits.slice(from)).toEqual(['/no-gtcrn/deepfilternet3/DeepFilterNet3_onnx.tar.gz', '/no-gtcrn/dtln/model_1.onnx', '/no-gtcrn/dtln/model_2.onnx', '/no-gtcrn/gtcrn/gtcrn.onnx']);
     expect(out.engines).toEqual(['dtln']);
-    expect(out.reasons.denoise).toBe('remove_noise; engine: auto: estimated T60 0.20 s <= 0.22 s (dry): DTLN, best on additive noise');
+    expect(out.reasons.denoise).toBe(
+      `remove_noise; engine: auto: DeepFilterNet3 could not be used: automatic download failed: deepfilternet3 could not be installed: download of ${base}/no-gtcrn/deepfilternet3/DeepFilterNet3_onnx.tar.gz failed: HTTP 404; ` +
+        'estimated T60 0.20 s <= 0.22 s (dry): DTLN, best on additive noise',
+    );
   }, 120_000);
 });

@@ -33,14 +33,15 @@ describe('parseDfConfig: DeepFilterNet3 config.ini', () => {
   it('reads the published export\'s numbers', () => {
     expect(parseDfConfig(DFN3_INI)).toEqual({
       sampleRate: 48000, fftSize: 960, hopSize: 480, nbErb: 32, nbDf: 96, dfOrder: 5, dfLookahead: 2, convLookahead: 2,
-      normTau: 1, minNbErbFreqs: 2, lsnrMin: -15, lsnrMax: 35, lookahead: 2,
+      normTau: 1, minNbErbFreqs: 2, lsnrMin: -15, lsnrMax: 35, postFilter: false, postFilterBeta: 0.02, lookahead: 2,
     });
+    expect(parseDfConfig(DFN3_INI.replace('conv_ch = 64', 'mask_pf = True\npf_beta = 0.05'))).toMatchObject({ postFilter: true, postFilterBeta: 0.05 });
   });
 
   it('takes df_order and df_lookahead from [deepfilternet] when [df] lacks them, and the lookahead as the larger one', () => {
-    const moved = DFN3_INI.replace('df_order = 5\ndf_lookahead = 2\n', '').replace('conv_lookahead = 2', 'conv_lookahead = 1\ndf_order = 3\ndf_lookahead = 4');
+    const moved = DFN3_INI.replace('df_order = 5\ndf_lookahead = 2\n', '').replace('conv_lookahead = 2', 'conv_lookahead = 1\ndf_order = 6\ndf_lookahead = 4');
     const c = parseDfConfig(moved);
-    expect([c.dfOrder, c.dfLookahead, c.convLookahead, c.lookahead]).toEqual([3, 4, 1, 4]);
+    expect([c.dfOrder, c.dfLookahead, c.convLookahead, c.lookahead]).toEqual([6, 4, 1, 4]);
   });
 
   it('keeps norm_alpha where given, with the tau it implies', () => {
@@ -58,6 +59,9 @@ describe('parseDfConfig: DeepFilterNet3 config.ini', () => {
     expect(() => parseDfConfig(DFN3_INI.replace('hop_size = 480', 'hop_size = 1000'))).toThrow(/hop_size 1000 exceeds/);
     expect(() => parseDfConfig(DFN3_INI.replace('nb_erb = 32', 'nb_erb = 300'))).toThrow(/nb_erb/);
     expect(() => parseDfConfig(DFN3_INI.replace('df_order = 5', 'df_order = -1'))).toThrow(/df_order/);
+    expect(() => parseDfConfig(DFN3_INI.replace('df_order = 5', 'df_order = 2'))).toThrow(/df_lookahead 2 must be under df_order 2/);
+    expect(() => parseDfConfig(DFN3_INI.replace('hop_size = 480', 'hop_size = 700'))).toThrow(/must divide fft_size 960/);
+    expect(() => parseDfConfig(DFN3_INI.replace('conv_ch = 64', 'mask_pf = maybe'))).toThrow(/mask_pf/);
     expect(() => parseDfConfig(DFN3_INI.replace('norm_tau = 1\n', ''))).toThrow(/norm_tau: missing/);
     expect(() => parseDfConfig(DFN3_INI.replace('sr = 48000', 'sr = fast'))).toThrow(/\[df\] sr/);
     expect(() => parseDfConfig(`${DFN3_INI}${'x'.repeat(70_000)}`)).toThrow(/not a DeepFilterNet config/);
