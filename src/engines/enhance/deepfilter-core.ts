@@ -242,10 +242,10 @@ export class DfStream {
     const { enc, erbDec, dfDec } = this.sessions;
     const e = await enc.run({ feat_erb: new Tensor('float32', featErb, [1, 1, S, nbErb]), feat_spec: new Tensor('float32', featSpec, [1, 2, S, nbDf]) });
     const emb = output(e, 'emb');
-    const [mOut, cOut] = await Promise.all([
-      erbDec.run({ emb, e3: output(e, 'e3'), e2: output(e, 'e2'), e1: output(e, 'e1'), e0: output(e, 'e0') }),
-      dfDec.run({ emb, c0: output(e, 'c0') }),
-    ]);
+    // One after the other, not concurrently: a stream uses one core, and parallelism comes from running streams
+    // (chunks, channels) side by side.
+    const mOut = await erbDec.run({ emb, e3: output(e, 'e3'), e2: output(e, 'e2'), e1: output(e, 'e1'), e0: output(e, 'e0') });
+    const cOut = await dfDec.run({ emb, c0: output(e, 'c0') });
     const m = floats(output(mOut, 'm'), S * nbErb, 'm');
     const coefs = floats(output(cOut, 'coefs'), S * nbDf * dfOrder * 2, 'coefs');
     for (const t of Object.values(e)) t.dispose();

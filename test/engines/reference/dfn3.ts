@@ -156,15 +156,23 @@ export async function measure(dir: string, seconds = 60, windowFrames = 1000, co
   const model = await openDfn3Archive(join(dir, c.archive), 1);
   const fft = (await loadFftProvider()).create(model.cfg.fftSize);
   try {
+    // CPU seconds beside wall: the machine is shared, and CPU time per audio second is what load changes least.
+    const cpu = (from: NodeJS.CpuUsage) => {
+      const d = process.cpuUsage(from);
+      return ((d.user + d.system) / 1e6 / seconds).toFixed(3);
+    };
     let t0 = performance.now();
+    let c0 = process.cpuUsage();
     const whole = await enhanceDf(x, model.cfg, model.sessions, { fft });
-    console.log(`${c.size} ${seconds} s whole signal: RTF ${((performance.now() - t0) / 1000 / seconds).toFixed(3)}`);
+    console.log(`${c.size} ${seconds} s whole signal: RTF ${((performance.now() - t0) / 1000 / seconds).toFixed(3)}, CPU s per audio s ${cpu(c0)}`);
     for (const ctx of contexts) {
       t0 = performance.now();
+      c0 = process.cpuUsage();
       const got = await streamed(new DfStream(model.cfg, model.sessions, fft, { windowFrames, contextFrames: ctx }), x, c.sample_rate);
       const rtf = (performance.now() - t0) / 1000 / seconds;
+      const used = cpu(c0);
       const e = compareOutput('windowed', [got], [whole]);
-      console.log(`${c.size} windows ${windowFrames} frames, context ${ctx}: seam max abs ${e.maxAbs.toExponential(2)}, rel ${e.rel.toExponential(2)}, RTF ${rtf.toFixed(3)}`);
+      console.log(`${c.size} windows ${windowFrames} frames, context ${ctx}: seam max abs ${e.maxAbs.toExponential(2)}, rel ${e.rel.toExponential(2)}, RTF ${rtf.toFixed(3)}, CPU s per audio s ${used}`);
     }
   } finally {
     fft.dispose();
