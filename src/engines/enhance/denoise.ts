@@ -1,6 +1,6 @@
 import type { AudioData } from '../../media/audio.js';
-import { hann, nextPow2, StftProcessor } from './fft.js';
-import { StreamResampler } from './resampler.js';
+import { StreamResampler } from '../../media/dsp/resample.js';
+import { hann, nextPow2, StftProcessor } from '../../media/dsp/stft-stream.js';
 import { LatencyTrim, SampleFifo, type AudioStage } from './stage.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { AudioData } from '../../media/audio.js';
-import { hann, nextPow2, RealFFT } from './fft.js';
+import { RealFFT } from '../../media/dsp/fft.js';
+import { hann, nextPow2 } from '../../media/dsp/stft-stream.js';
 import type { Biquad } from './loudness.js';
 import type { AnalysisPass, AudioStage } from './stage.js';
 

@@ -1,4 +1,4 @@
-import { RealFFT } from './fft.js';
+import { RealFFT } from '../../media/dsp/fft.js';
 /**
  * Objective quality measures for tests and the benchmark: SI-SDR and STOI (Taal et al. 2011).
  */
