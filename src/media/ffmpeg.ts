@@ -38,6 +38,9 @@ export const SAFE_ARGS = ['-nostdin', '-protocol_whitelist', 'file,pipe'];
 export const INPUT_FORMATS = [
   'wav', 'w64', 'mp3', 'flac', 'ogg', 'matroska', 'webm', 'mov', 'mp4', 'm4a', 'aac', 'aiff', 'caf', 'asf',
   'amr', 'au', 'avi', 'flv', 'mpeg', 'mpegts', 'ac3', 'eac3', 'dts', 'truehd', 'wv', 'ape', 'tta', 'opus', 'rm',
+  // Speech corpora and studio formats users bring (issue 28): NIST SPHERE (.sph: TIMIT, Switchboard, WSJ), Creative
+  // Voice, Musepack, SoX, IRCAM/BICSF, DSD, raw Shorten, MLP and DTS-HD. All single-file audio demuxers.
+  'nistsphere', 'voc', 'mpc', 'mpc8', 'sox', 'ircam', 'dsf', 'shn', 'mlp', 'dtshd',
 ].join(',');
 
 function findOnPath(name: string): string | null {

@@ -43,6 +43,11 @@ export function sniffMediaType(b: Buffer): SniffedType {
   if (at(0, '#!AMR-WB\n')) return kindOf('audio', 'amr-wb');
   if (at(0, '#!AMR\n')) return kindOf('audio', 'amr');
   if (at(0, 'caff')) return kindOf('audio', 'caf');
+  const audio = audioMagic(b, at);
+  if (audio) return kindOf('audio', audio);
+  if (at(0, 'FLV\x01')) return kindOf(((b[4] ?? 0) & 0x01) === 0 ? 'audio' : 'video', 'flv');
+  if (at(0, '.RMF')) return kindOf('video', 'rm');
+  if (at(0, '\x00\x00\x01\xba')) return kindOf('video', 'mpeg');
   if (isMpegTs(b)) return kindOf('video', 'mpegts');
   if (at(0, '%PDF-')) return kindOf('pdf', 'pdf');
   if (at(0, 'PK\x03\x04') || at(0, 'PK\x05\x06')) return sniffZip(b);
@@ -52,6 +57,35 @@ export function sniffMediaType(b: Buffer): SniffedType {
   if (isAdts(b)) return kindOf('audio', 'aac');
   if (isMpegAudioFrame(b)) return kindOf('audio', 'mp3');
   return sniffText(b);
+}
+
+/**
+ * Audio formats known by a fixed signature at the start, beyond the common ones above: what speech corpora and
+ * studios hand over, and what ffmpeg reads (src/media/ffmpeg.ts INPUT_FORMATS). Each needs bytes no text file starts
+ * with (control characters, or a signature followed by them), so a document is never taken for audio.
+ */
+function audioMagic(b: Buffer, at: (off: number, s: string) => boolean): string | null {
+  if (at(0, 'NIST_1A\n')) return 'sph'; // NIST SPHERE: a 1024-byte text header, then PCM, mu-law or Shorten
+  if (at(0, 'riff') && at(24, 'wave')) return 'w64'; // Sony Wave64: GUID chunk ids whose first four bytes spell these
+  if ((at(0, '.snd') && b[4] === 0) || (at(0, 'dns.') && b[7] === 0)) return 'au'; // header size, a small 32-bit number
+  if (at(0, 'Creative Voice File\x1a')) return 'voc';
+  if (at(0, '.SoX') || at(0, 'XoS.')) return 'sox';
+  if (at(0, 'DSD ') && b[4] === 28 && b[5] === 0) return 'dsf'; // the DSD chunk's size, 28, as 64-bit little-endian
+  if (at(0, 'ajkg') && (b[4] ?? 0) >= 1 && (b[4] ?? 0) <= 3) return 'shn'; // Shorten versions 1-3
+  if (at(0, 'wvpk')) return 'wv';
+  if (at(0, 'TTA1') && b[5] === 0) return 'tta'; // format 1 or 2, 16-bit little-endian
+  if (at(0, 'MAC ') && (b[5] ?? 0xff) < 0x20) return 'ape'; // version (3800-3990...), 16-bit little-endian
+  if (at(0, 'MPCK') || (at(0, 'MP+') && ((b[3] ?? 0) & 0x0f) === 7)) return 'mpc';
+  if (at(0, '.ra\xfd')) return 'ra';
+  if (b.length >= 8 && b[4] === 0xf8 && b[5] === 0x72 && b[6] === 0x6f && (b[7] === 0xba || b[7] === 0xbb)) return b[7] === 0xba ? 'truehd' : 'mlp';
+  const be32 = b.length >= 4 ? b.readUInt32BE(0) : 0;
+  // DTS core sync words: 16-bit big-endian, little-endian, and the 14-bit packings.
+  if ([0x7ffe8001, 0xfe7f0180, 0x1fffe800, 0xff1f00e8].includes(be32)) return 'dts';
+  // IRCAM / BICSF: four magic words, either byte order.
+  if ([1, 2, 3, 4].some((v) => be32 === (0x64a30000 | (v << 8)) || be32 === (0x0000a364 | (v << 16)))) return 'ircam';
+  // AC-3 / E-AC-3 sync word; bsid (byte 5, top 5 bits) above 10 is E-AC-3.
+  if (b.length >= 6 && b[0] === 0x0b && b[1] === 0x77) return b[5]! >> 3 > 10 ? 'eac3' : 'ac3';
+  return null;
 }
 
 /**
