@@ -19,6 +19,7 @@ import { LongSilenceStage } from '../src/engines/enhance/silences.js';
 import { blocksOf, processWhole, runAnalysis, runChain, type AudioStage } from '../src/engines/enhance/stage.js';
 import { SileroVad, sileroModelPath, VadTracker, WebRtcVad } from '../src/engines/enhance/vad.js';
 import { machine, root, writeResult } from './lib.js';
+import { benchEnhanceScores } from './enhance-scores.js';
 
 /**
  * Enhancement benchmark: quality (SI-SDR, STOI) per condition of the constructed pairs for every
@@ -267,7 +268,14 @@ async function throughputSection(): Promise<string> {
   return md;
 }
 
+/**
+ * `npm run bench -- enhance`: every section below (the 3-hour streaming run included). `npm run bench -- enhance
+ * --scores [...]`: only the standard scores (PESQ, STOI, DNSMOS, SI-SDR; bench/enhance-scores.ts), which replace
+ * their own section of the results and leave the others as they are.
+ */
 export async function benchEnhance(): Promise<string> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--scores')) return benchEnhanceScores(argv);
   const pairs = JSON.parse(readFileSync(pairsDir + 'pairs.json', 'utf8')) as Pair[];
   const started = new Date().toISOString();
   const parts = [
