@@ -23,10 +23,44 @@ import { LatencyTrim, type AudioStage } from './stage.js';
  * analysis, features and synthesis carry their state exactly across windows; only the GRUs restart). The output has
  * the input's length and alignment: the core compensates its look-ahead as enhance(pad=True) does, and the rest of
  * the delay is only when samples come out (up to a window).
+ *
+ * One step the reference does not take: a level guard. The network's features are absolute levels, and measured on the
+ * published weights it mutes speech recorded very quietly (two corpus pairs at about -50 dBFS RMS came out at -109 and
+ * -117 dBFS, SI-SDR -32 and -37 dB; lifted 20 dB first they kept their input's +2.1 and +0.7 dB). So the stage looks
+ * at the first LEVEL_PROBE_SECONDS of input; where speech there (the 90th percentile of 10 ms frame levels) is under
+ * QUIET_BELOW_DB it lifts the input to LIFT_TO_DB for the network and lowers the output by the same constant gain.
+ * Input at ordinary levels passes untouched, so the output is the reference's.
  */
 
 /** Frames (10 ms each) per network run: 20 s bounds a run's tensors to ~100 MB; the warm-up context adds 10%. */
 export const WINDOW_FRAMES = 2000;
+
+/** The level guard (see above): how much input it looks at, when it acts, and where it puts the speech. */
+export const LEVEL_PROBE_SECONDS = 20;
+export const QUIET_BELOW_DB = -35;
+export const LIFT_TO_DB = -25;
+export const MAX_LIFT_DB = 40;
+
+/**
+ * The constant gain for the network: 1 unless the speech level (90th percentile of 10 ms frame levels, channels
+ * averaged, digital silence left out) is under QUIET_BELOW_DB; then it lifts that level to LIFT_TO_DB, at most MAX_LIFT_DB.
+ */
+export function levelGuardGain(channels: readonly Float32Array[], sampleRate: number): number {
+  const frame = Math.max(1, Math.round(sampleRate * 0.01));
+  const n = channels[0]?.length ?? 0;
+  const levels: number[] = [];
+  for (let at = 0; at + frame <= n; at += frame) {
+    let sum = 0;
+    for (const ch of channels) for (let i = at; i < at + frame; i++) sum += ch[i]! * ch[i]!;
+    const db = 10 * Math.log10(sum / (frame * channels.length) + 1e-30);
+    if (db > -100) levels.push(db);
+  }
+  if (levels.length < 10) return 1;
+  levels.sort((a, b) => a - b);
+  const speech = levels[Math.floor(0.9 * (levels.length - 1))]!;
+  if (speech >= QUIET_BELOW_DB) return 1;
+  return 10 ** (Math.min(MAX_LIFT_DB, LIFT_TO_DB - speech) / 20);
+}
 
 /** The archive is ~8 MB; these bound what a replaced or hostile one can make this process allocate. */
 export const DFN3_ARCHIVE_MAX_BYTES = 64 << 20;
@@ -125,6 +159,10 @@ export class DeepFilterStage implements AudioStage {
   private inputFrames = 0;
   private outputFrames = 0;
   private released = false;
+  /** The level guard's gain, null while the first seconds are still held to decide it. */
+  private gain: number | null = null;
+  private held: Float32Array[][] = [];
+  private heldFrames = 0;
 
   private constructor(
     readonly sampleRate: number,
@@ -182,18 +220,54 @@ export class DeepFilterStage implements AudioStage {
     return { sampleRate: this.sampleRate, channels: t };
   }
 
+  /** The gain in, the network at 48 kHz, the gain out (a constant, so its order against the resampling is free). */
+  private async through(x: Float32Array[]): Promise<Float32Array[]> {
+    const g = this.gain ?? 1;
+    const y = this.down.process(await this.run(this.up.process(g === 1 ? x : x.map((c) => c.map((v) => v * g))), false));
+    return g === 1 ? y : y.map((c) => c.map((v) => v / g));
+  }
+
+  /** Decides the level guard's gain on what is held and runs it through. */
+  private async releaseHeld(): Promise<Float32Array[]> {
+    const held = this.streams.map((_, c) => {
+      const all = new Float32Array(this.heldFrames);
+      let at = 0;
+      for (const b of this.held) {
+        all.set(b[c]!, at);
+        at += b[c]!.length;
+      }
+      return all;
+    });
+    this.held = [];
+    this.gain = levelGuardGain(held, this.sampleRate);
+    return this.through(held);
+  }
+
   async push(block: AudioData): Promise<AudioData | null> {
-    this.inputFrames += block.channels[0]?.length ?? 0;
-    this.trim.countInput(block.channels[0]?.length ?? 0);
-    return this.emit(this.down.process(await this.run(this.up.process(block.channels), false)));
+    const n = block.channels[0]?.length ?? 0;
+    this.inputFrames += n;
+    this.trim.countInput(n);
+    if (this.gain === null) {
+      this.held.push(block.channels.map((c) => c.slice()));
+      this.heldFrames += n;
+      if (this.heldFrames < LEVEL_PROBE_SECONDS * this.sampleRate) return null;
+      return this.emit(await this.releaseHeld());
+    }
+    return this.emit(await this.through(block.channels));
   }
 
   async flush(): Promise<AudioData | null> {
     try {
+      const first = this.gain === null ? await this.releaseHeld() : null;
+      const g = this.gain ?? 1;
       const y = await this.run(this.up.flush(), true);
       const a = this.down.process(y);
       const b = this.down.flush();
-      const last = this.emit(a.map((c, i) => joined(c, b[i]!)));
+      const tail = a.map((c, i) => {
+        const rest = joined(c, b[i]!);
+        return joined(first?.[i] ?? new Float32Array(0), g === 1 ? rest : rest.map((v) => v / g));
+      });
+      const last = this.emit(tail);
       // Two roundings of the rate ratio may leave the total a sample short of the input: pad it, as aligned silence.
       const short = this.inputFrames - this.outputFrames;
       if (short <= 0) return last;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeepFilterStage, deepFilterAvailable, loadDeepFilter } from '../../../src/engines/enhance/deepfilter-stage.js';
+import { DeepFilterStage, deepFilterAvailable, levelGuardGain, loadDeepFilter } from '../../../src/engines/enhance/deepfilter-stage.js';
 import { enhanceDf } from '../../../src/engines/enhance/deepfilter-core.js';
 import { decideDenoiser, createChosenDenoiser } from '../../../src/engines/enhance/engine-choice.js';
 import { processWhole } from '../../../src/engines/enhance/stage.js';
@@ -114,11 +114,38 @@ describe('DeepFilterNet3 stage', () => {
     expect(best).toBe(0);
   });
 
+  it('level guard: input recorded very quietly is lifted for the network and lowered back; ordinary input is untouched', async () => {
+    const x = signal(1.5, 48000, 5);
+    expect(levelGuardGain([x], 48000)).toBe(1);
+    expect(levelGuardGain([new Float32Array(48000)], 48000)).toBe(1);
+    const quiet = x.map((v) => v * 0.01);
+    const g = levelGuardGain([quiet], 48000);
+    // Lifted to -25 dB (its 90th-percentile 10 ms level), a constant gain; never more than 40 dB.
+    const p90 = (a: Float32Array) => {
+      const lv: number[] = [];
+      for (let i = 0; i + 480 <= a.length; i += 480) lv.push(10 * Math.log10(a.subarray(i, i + 480).reduce((s, v) => s + v * v, 0) / 480));
+      return lv.sort((p, q) => p - q)[Math.floor(0.9 * (lv.length - 1))]!;
+    };
+    expect(p90(quiet.map((v) => v * g))).toBeCloseTo(-25, 6);
+    expect(levelGuardGain([x.map((v) => v * 1e-4)], 48000)).toBeCloseTo(100, 6);
+    expect(levelGuardGain([x.map((v) => v * 1e-6)], 48000)).toBe(1); // digital silence (under -100 dB) is left alone
+    const models = await install('quiet', archive);
+    const m = await loadDeepFilter(models);
+    const expected = (await enhanceDf(quiet.map((v) => v * g), m.cfg, m.sessions)).map((v) => v / g);
+    await m.release();
+    const out = (await processWhole([await DeepFilterStage.create(48000, 1, { models, windowFrames: 1e9 })], { sampleRate: 48000, channels: [quiet] }, 4000)).channels[0]!;
+    expect(out.length).toBe(quiet.length);
+    let maxDiff = 0;
+    for (let i = 0; i < out.length; i++) maxDiff = Math.max(maxDiff, Math.abs(out[i]! - expected[i]!));
+    expect(maxDiff).toBeLessThan(1e-9);
+  });
+
   it('an aborted task stops at the next window', async () => {
     const ctl = new AbortController();
     const stage = await DeepFilterStage.create(48000, 1, { models: await install('abort', archive), windowFrames: 20, contextFrames: 5, signal: ctl.signal });
     ctl.abort(new Error('task cancelled'));
-    await expect(stage.push({ sampleRate: 48000, channels: [signal(1, 48000)] })).rejects.toThrow('task cancelled');
+    // More than the level guard's 20 s, so the push runs the network.
+    await expect(stage.push({ sampleRate: 48000, channels: [signal(21, 48000)] })).rejects.toThrow('task cancelled');
     await stage.release();
   });
 
