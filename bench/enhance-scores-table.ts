@@ -50,6 +50,24 @@ export interface RunInfo {
   /** HEAD's short hash and subject, and the paths under src/, bench/, harness/ that differed from it. */
   head: string; dirty: string[];
   modelsDir: string; wallSeconds: number; options: string;
+  /** Systems measured again later (--systems ... --merge), each with its own when and where. */
+  reruns?: Array<Omit<RunInfo, 'reruns'> & { systems: string[] }>;
+}
+
+/**
+ * A full record with some systems measured again: their rows (on every input the fresh run covered) are replaced,
+ * every other row stays, and the fresh run's circumstances are kept beside the first run's.
+ */
+export function mergeRuns(old: { items: ScoredItem[]; info: RunInfo }, fresh: { items: ScoredItem[]; info: RunInfo }): { items: ScoredItem[]; info: RunInfo } {
+  const fixed = new Set(['unprocessed', 'clean reference', "GTCRN authors' own output"]);
+  const systems = [...new Set(fresh.items.map((i) => i.system))].filter((s) => !fixed.has(s));
+  const key = (i: ScoredItem) => `${i.input}\u0000${i.system}`;
+  const replaced = new Map(fresh.items.filter((i) => systems.includes(i.system)).map((i) => [key(i), i]));
+  const items = old.items.map((i) => replaced.get(key(i)) ?? i);
+  const known = new Set(old.items.map(key));
+  for (const [k, i] of replaced) if (!known.has(k)) items.push(i);
+  const { reruns: _ignored, ...freshInfo } = fresh.info;
+  return { items, info: { ...old.info, reruns: [...(old.info.reruns ?? []), { ...freshInfo, systems }] } };
 }
 
 /** A constructed pair as pairs.json lists it. */

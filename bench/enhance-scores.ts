@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- enhance --scores [--quick] [--no-real] [--systems a,b] [--doc]` (or `node --import tsx
+ * `npm run bench -- enhance --scores [--quick] [--no-real] [--systems a,b [--merge]] [--doc]` (or `node --import tsx
  * bench/enhance-scores.ts` with the same options): the standard speech-quality scores of Soundry's enhancement, as
  * the literature reports them, so that Soundry's figures can stand beside published ones.
  *
@@ -29,7 +29,7 @@ import { processWhole, type AudioStage } from '../src/engines/enhance/stage.js';
 import type { EnhanceFlag } from '../src/engines/enhance/chain.js';
 import { runEnhance } from '../src/kinds/enhance/thread.js';
 import { machine, root, writeResult } from './lib.js';
-import { pairCondition, REAL_NOISY_CONDITION, REAL_REVERB_CONDITION, replaceSection, ScoredItems, type Pair, type RunInfo, type ScoredItem } from './enhance-scores-table.js';
+import { mergeRuns, pairCondition, REAL_NOISY_CONDITION, REAL_REVERB_CONDITION, replaceSection, ScoredItems, type Pair, type RunInfo, type ScoredItem } from './enhance-scores-table.js';
 import { renderScores, SECTION } from './enhance-scores-doc.js';
 
 const speech = join(root, '../shared/corpus/speech/');
@@ -213,16 +213,19 @@ async function measure(argv: string[]): Promise<{ items: ScoredItem[]; info: Run
 export async function benchEnhanceScores(argv: string[] = process.argv.slice(2)): Promise<string> {
   if (!existsSync(join(pairsDir, 'pairs.json'))) return 'enhance scores skipped: no ../shared/corpus';
   let run: { items: ScoredItem[]; info: RunInfo };
+  const partial = argv.includes('--quick') || (argv.includes('--systems') && !argv.includes('--merge'));
   if (argv.includes('--doc')) run = JSON.parse(readFileSync(runsFile, 'utf8')) as { items: ScoredItem[]; info: RunInfo };
   else {
-    run = await measure(argv);
-    // A partial run (--quick, --systems) does not replace the full record.
-    if (!argv.includes('--quick') && !argv.includes('--systems')) writeFileSync(runsFile, `${JSON.stringify(run, null, 1)}\n`);
+    const fresh = await measure(argv);
+    // --systems a,b --merge re-measures those systems and replaces only their rows in the full record (say, after a
+    // chain changed); a partial run (--quick, --systems alone) leaves the record alone.
+    run = argv.includes('--merge') ? mergeRuns(JSON.parse(readFileSync(runsFile, 'utf8')) as { items: ScoredItem[]; info: RunInfo }, fresh) : fresh;
+    if (!partial) writeFileSync(runsFile, `${JSON.stringify(run, null, 1)}\n`);
   }
   const section = renderScores(run.items, run.info);
   const file = join(root, 'bench/results/enhance.md');
-  const doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Enhancement DSP benchmark\n';
-  if (argv.includes('--quick') || argv.includes('--systems')) {
+  const doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Enhancement benchmark\n';
+  if (partial) {
     console.log(section);
     return 'enhance scores: partial run printed, bench/results/enhance.md left as it was';
   }

@@ -20,6 +20,7 @@ import { blocksOf, processWhole, runAnalysis, runChain, type AudioStage } from '
 import { SileroVad, sileroModelPath, VadTracker, WebRtcVad } from '../src/engines/enhance/vad.js';
 import { machine, root, writeResult } from './lib.js';
 import { benchEnhanceScores } from './enhance-scores.js';
+import { replaceSection } from './enhance-scores-table.js';
 
 /**
  * Enhancement benchmark: quality (SI-SDR, STOI) per condition of the constructed pairs for every
@@ -279,11 +280,15 @@ export async function benchEnhance(): Promise<string> {
   const pairs = JSON.parse(readFileSync(pairsDir + 'pairs.json', 'utf8')) as Pair[];
   const started = new Date().toISOString();
   const parts = [
-    `# Enhancement DSP benchmark\n\n${machine()}; started ${started}. Reproduce: \`node --import tsx -e "import('./bench/enhance.ts').then(m=>m.benchEnhance()).then(console.log)"\` (ENHANCE_BENCH_HOURS=3 sets the long run).\n`,
-    await qualitySection(pairs),
+    (await qualitySection(pairs)).replace('\n\n', `\n\n${machine()}; started ${started}.\n\n`),
     await loudnessSection(),
     await silenceSection(pairs),
     await throughputSection(),
   ];
-  return writeResult('enhance', parts.join('\n'));
+  // Each section replaces its own and leaves the others (the standard scores, fillers, production path, music
+  // presence are written by their own benches); this once rewrote the whole file, dropping theirs.
+  const file = join(root, 'bench/results/enhance.md');
+  let doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Enhancement DSP benchmark\n';
+  for (const part of parts) doc = replaceSection(doc, part.slice(0, part.indexOf('\n')), part);
+  return writeResult('enhance', doc);
 }

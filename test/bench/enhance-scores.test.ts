@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  aggregate, conditionOrder, pairCondition, pairsTable, replaceSection, ScoredItems, stoiCrossCheck,
+  aggregate, conditionOrder, mergeRuns, pairCondition, pairsTable, replaceSection, ScoredItems, stoiCrossCheck,
   REAL_NOISY_CONDITION, type RunInfo, type ScoredItem, type Scores,
 } from '../../bench/enhance-scores-table.js';
 import { renderScores, SECTION } from '../../bench/enhance-scores-doc.js';
@@ -73,6 +73,16 @@ describe('enhance-scores bench logic', () => {
     const replaced = replaceSection(inserted, SECTION, `${SECTION}\n\nv2\n\n### sub\n\nx\n`);
     expect(replaced).toBe(`# Title\n\nintro\n\n${SECTION}\n\nv2\n\n### sub\n\nx\n\n## A\n\na\n\n## B\n\nb\n`);
     expect(replaceSection('# T\n', SECTION, 'S')).toBe('# T\n\nS\n');
+  });
+
+  it('merges a re-measured system into the full record, keeping every other row and both runs\' circumstances', () => {
+    const info: RunInfo = { started: 's1', finished: 'f1', machine: 'm', loadBefore: [1, 1, 1], loadAfter: [1, 1, 1], head: 'aaa', dirty: [], modelsDir: 'models', wallSeconds: 1, options: '' };
+    const old = { info, items: [item('c', 'unprocessed', 'p', { pesq_wb: 1 }), item('c', 'x', 'p', { pesq_wb: 2 }), item('c', 'y', 'p', { pesq_wb: 3 })] };
+    const fresh = { info: { ...info, started: 's2', head: 'bbb' }, items: [item('c', 'unprocessed', 'p', { pesq_wb: 9 }), item('c', 'y', 'p', { pesq_wb: 4 }), item('c', 'y', 'q', { pesq_wb: 5 })] };
+    const m = mergeRuns(old, fresh);
+    expect(m.items.map((i) => `${i.system}/${i.input}/${i.scores.pesq_wb}`)).toEqual(['unprocessed/p/1', 'x/p/2', 'y/p/4', 'y/q/5']);
+    expect(m.info.started).toBe('s1');
+    expect(m.info.reruns?.map((r) => `${r.systems.join()}@${r.head}`)).toEqual(['y@bbb']);
   });
 
   it('checks the scorer\'s output and renders the section from a run record', () => {
