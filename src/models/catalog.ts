@@ -24,6 +24,7 @@
  */
 import type { AgeGroup, Gender } from '../ports/engines.js';
 import { ENHANCE_MODELS } from './catalog-enhance.js';
+import { DEREVERB_MODELS } from './catalog-dereverb.js';
 import { ASR_MODELS } from './catalog-asr.js';
 import { SEPARATION_MODELS } from './catalog-separation.js';
 import { KOKORO_MODELS, type KokoroModelEntry, type KokoroVoiceEntry } from './catalog-kokoro.js';
@@ -268,6 +269,7 @@ export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
   ...PIPER_ROWS.map(piperEntry),
   ...KOKORO_MODELS,
   ...ENHANCE_MODELS,
+  ...DEREVERB_MODELS,
   ...ASR_MODELS,
   ...SEPARATION_MODELS,
   ...LLM_MODELS,
