@@ -1,10 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { loadFftProvider, RealFFT, type RealFft } from '../src/media/dsp/fft.js';
 import { resampleOnce, StreamResampler } from '../src/media/dsp/resample.js';
 import { hann, sqrtHann, StftProcessor } from '../src/media/dsp/stft-stream.js';
+import { decodeWav } from '../src/media/wav.js';
+import { RnnoiseStage, SpectralGateStage } from '../src/engines/enhance/denoise.js';
+import { siSdr } from '../src/engines/enhance/metrics.js';
+import type { AudioData } from '../src/media/audio.js';
 import { machine, root } from './lib.js';
 
 /**
@@ -16,8 +20,8 @@ const OLD = '63025e6';
 const oldDir = join(root, 'node_modules/.cache/dsp-core-old');
 
 function fromGit(path: string, as: string): string {
-  mkdirSync(oldDir, { recursive: true });
   const file = join(oldDir, as);
+  mkdirSync(join(file, '..'), { recursive: true });
   writeFileSync(file, execFileSync('git', ['show', `${OLD}:${path}`], { cwd: root }));
   return file;
 }
@@ -35,6 +39,26 @@ interface OldFftModule {
 interface OldSpeexModule { StreamResampler: { create(ch: number, a: number, b: number): Promise<OldResampler> } }
 interface OldSharedFft { jsFftProvider(): { create(n: number): RealFft } }
 interface OldResampleModule { resample(x: Float32Array, a: number, b: number): Float32Array }
+interface Stage { push(b: AudioData): Promise<AudioData | null>; flush(): Promise<AudioData | null> }
+interface OldDenoiseModule {
+  RnnoiseStage: { create(rate: number, channels: number): Promise<Stage> };
+  SpectralGateStage: new (rate: number, channels: number) => Stage;
+}
+
+/** A whole signal through a stage in 4096-frame blocks. */
+async function through(stage: Stage, x: Float32Array, rate: number): Promise<Float32Array> {
+  const parts: Float32Array[] = [];
+  for (let s = 0; s < x.length; s += 4096) {
+    const y = await stage.push({ sampleRate: rate, channels: [x.subarray(s, s + 4096)] });
+    if (y) parts.push(y.channels[0]!);
+  }
+  const tail = await stage.flush();
+  if (tail) parts.push(tail.channels[0]!);
+  const out = new Float32Array(parts.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of parts) { out.set(p, o); o += p.length; }
+  return out;
+}
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -187,6 +211,42 @@ async function main(): Promise<void> {
     const tB = performance.now() - t1;
     say(`- ${from} -> ${to} (5 s of white noise): ${fmt(compare(b, a))}; old ${tA.toFixed(0)} ms, new ${tB.toFixed(0)} ms`);
   }
+  say('');
+  say('## The stages before and after (corpus noisy pairs, speech/constructed_pairs_16k)');
+  say('');
+  // The old denoise stage with its own FFT, STFT, Speex resampler and stage helpers, as they were in git.
+  for (const f of ['fft', 'resampler', 'stage']) fromGit(`src/engines/enhance/${f}.ts`, `old/src/engines/enhance/${f}.ts`);
+  const oldDenoise = (await import(fromGit('src/engines/enhance/denoise.ts', 'old/src/engines/enhance/denoise.ts'))) as OldDenoiseModule;
+  const pairsDir = join(root, '../shared/corpus/speech/constructed_pairs_16k');
+  const pairs = (JSON.parse(readFileSync(join(pairsDir, 'pairs.json'), 'utf8')) as Array<{ file: string; clean: string; snr_db?: number }>)
+    .filter((p) => p.file.startsWith('noisy/'));
+  say('SI-SDR (dB) of the output against the clean reference; RNNoise works at 48 kHz, so the 16 kHz input goes 16 -> 48 -> 16 kHz through the resampler (Speex before, the shared kernel now), and 44.1 kHz input (the pair resampled once, the same file for both) 44.1 -> 48 -> 44.1. The spectral gate uses the FFT and streaming STFT only.');
+  say('');
+  say('| pair | input | spectral gate old / new | RNNoise 16 kHz old / new | RNNoise 44.1 kHz old / new |');
+  say('|---|---|---|---|---|');
+  let gateSame = true;
+  const sums = [0, 0, 0, 0, 0];
+  for (const p of pairs) {
+    const noisy = decodeWav(readFileSync(join(pairsDir, p.file))).channels[0]!;
+    const clean = decodeWav(readFileSync(join(pairsDir, p.clean))).channels[0]!;
+    const noisy44 = resampleOnce(noisy, 16000, 44100, 'high');
+    const clean44 = resampleOnce(clean, 16000, 44100, 'high');
+    const gOld = await through(new oldDenoise.SpectralGateStage(16000, 1), noisy, 16000);
+    const gNew = await through(new SpectralGateStage(16000, 1), noisy, 16000);
+    gateSame &&= compare(gNew, gOld).identical;
+    const r = [
+      siSdr(noisy, clean),
+      siSdr(gOld, clean), siSdr(gNew, clean),
+      siSdr(await through(await oldDenoise.RnnoiseStage.create(16000, 1), noisy, 16000), clean),
+      siSdr(await through(await RnnoiseStage.create(16000, 1), noisy, 16000), clean),
+      siSdr(await through(await oldDenoise.RnnoiseStage.create(44100, 1), noisy44, 44100), clean44),
+      siSdr(await through(await RnnoiseStage.create(44100, 1), noisy44, 44100), clean44),
+    ];
+    r.slice(3).forEach((v, i) => (sums[i + 1] = sums[i + 1]! + v));
+    say(`| ${p.file.replace('noisy/', '')} | ${r[0]!.toFixed(2)} | ${r[1]!.toFixed(2)} / ${r[2]!.toFixed(2)} | ${r[3]!.toFixed(3)} / ${r[4]!.toFixed(3)} | ${r[5]!.toFixed(3)} / ${r[6]!.toFixed(3)} |`);
+  }
+  const n = pairs.length;
+  say(`| mean of ${n} | | ${gateSame ? 'bit-identical outputs' : 'OUTPUTS DIFFER'} | ${(sums[1]! / n).toFixed(3)} / ${(sums[2]! / n).toFixed(3)} | ${(sums[3]! / n).toFixed(3)} / ${(sums[4]! / n).toFixed(3)} |`);
   say('');
   say(`Load average at end: ${loadavg().map((v) => v.toFixed(2)).join(', ')}.`);
 }
