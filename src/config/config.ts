@@ -139,6 +139,8 @@ const EnvSchema = z.object({
   ENHANCE_LOUDNESS_LUFS: num(-40, -5).default(-16),
   /** remove_noise engine: auto picks DTLN on dry input, GTCRN otherwise, RNNoise when no model is installed. */
   ENHANCE_DENOISER: z.enum(['auto', 'deepfilternet3', 'rnnoise', 'dtln', 'gtcrn', 'spectral']).default('auto'),
+  /** Chunk worker threads of one enhancement run (long files are cut into chunks run side by side; docs/api.md); unset: every core. */
+  ENHANCE_THREADS: int(1, 64).optional(),
   SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),
   /** Longest audio/video podcast source that speech recognition transcribes: it holds an engine thread for the whole file. */
   ASR_MAX_SECONDS: int(1, 86400).default(3600),

@@ -53,6 +53,8 @@ export interface ThreadEnv {
   tmpDir?: string;
   /** ENGINE_NICE: each engine thread lowers its own priority to this nice value when it starts (Linux). */
   nice?: number;
+  /** ENHANCE_THREADS: chunk worker threads of one enhancement run (src/kinds/enhance/parallel.ts); unset: every core. */
+  enhanceThreads?: number;
 }
 
 export interface ThreadRunOptions {

@@ -232,3 +232,32 @@ export class FrameLevels {
     }
   }
 }
+
+/**
+ * Wall time spent inside each stage, by name (milliseconds, summed over push and flush): the per-stage profile of a
+ * pass (bench/enhance-long.ts). A wrapper, so no stage knows it is measured.
+ */
+export class TimedStage implements AudioStage {
+  readonly name: string;
+
+  constructor(private readonly inner: AudioStage, private readonly times: Map<string, number>) {
+    this.name = inner.name;
+  }
+
+  private async time(run: () => Promise<AudioData | null>): Promise<AudioData | null> {
+    const t0 = performance.now();
+    try {
+      return await run();
+    } finally {
+      this.times.set(this.name, (this.times.get(this.name) ?? 0) + performance.now() - t0);
+    }
+  }
+
+  push(block: AudioData): Promise<AudioData | null> {
+    return this.time(() => this.inner.push(block));
+  }
+
+  flush(): Promise<AudioData | null> {
+    return this.time(() => this.inner.flush());
+  }
+}

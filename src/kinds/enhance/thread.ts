@@ -11,12 +11,18 @@ import { onnxDenoiserAvailable } from '../../engines/enhance/onnx-denoise.js';
 import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
 import { MusicDetector } from '../../engines/enhance/music-detect.js';
+import { NoiseFloorAnalysis } from '../../engines/enhance/detect.js';
+import { HumDetector } from '../../engines/enhance/detect-hum.js';
 import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
 import { createSeparationEngine } from '../../engines/separation/select.js';
 import type { ThreadEnv } from '../threads.js';
 import { AutoPuller } from '../../models/auto-pull.js';
 import { pullEnhanceModels, type EnhancePullOutcome } from './models.js';
 import type { ModelEntry } from '../../models/catalog.js';
+import { SpillFile } from '../../engines/enhance/parallel-spill.js';
+import { chunkThreads } from './parallel-pool.js';
+import { runPlannedChain, type PlannedChainOptions, type PlannedChainResult } from './parallel.js';
+import { join } from 'node:path';
 
 /** True-peak ceiling before MP3 coding, so the decoded file stays at most -1 dBTP. */
 export const MP3_CEILING_DBTP = -1.6;
@@ -50,14 +56,30 @@ export interface EnhanceThreadOutput {
   outputSeconds: number;
   /** Frames decoded in the last pass, over the sample rate: the billable length, whatever the header said. */
   inputSeconds: number;
+  /** Threads the chain ran on (1: sequential in the engine thread; more: chunk workers, parallel.ts). */
+  threads: number;
+}
+
+/** Blocks the passes stream in, seconds. */
+const BLOCK_SECONDS = 5;
+
+/** How a run uses the machine: ENHANCE_THREADS, and what tests and benchmarks set. */
+export interface EnhanceRunOptions {
+  /** Chunk worker threads (ENHANCE_THREADS); unset: every core the process may use. 1: the chain in this thread. */
+  threads?: number;
+  /** Chunk length in seconds (tests use short ones to have seams in a few seconds of audio). */
+  chunkSeconds?: number;
+  /** Filled with the wall time of each stage run in this thread, by name (bench/enhance-long.ts). */
+  profile?: Map<string, number>;
 }
 
 /**
- * Runs in an engine thread. Up to four streamed passes over the input, never holding it whole:
+ * Runs in an engine thread. Streamed passes over the input, never holding it whole:
  * 1) analysis of the input (spectrum for autoeq, statistics for autoid), when needed;
- * 2) the chain up to loudness, measured (only when normalize follows other stages);
- * 3) when peak limiting eats loudness, a dry run that tries several compensations at once (loudness-aim.ts);
- * 4) the chain with the normalizing gain, into the encoder.
+ * 2) the chain, once: on chunk worker threads for long files (parallel.ts), into the encoder, or, when normalize
+ *    follows, metered and spilled to disk (parallel-spill.ts);
+ * 3) when peak limiting eats loudness, a dry run over the spill that tries several compensations at once (loudness-aim.ts);
+ * 4) the spill through the normalizing gain, into the encoder.
  */
 /** What the thread's environment adds: the catalog the models are verified against, and the ONNX providers. */
 export interface EnhanceModels {
@@ -67,9 +89,11 @@ export interface EnhanceModels {
   denoiserProblems?: DenoiserProblems;
 }
 
-export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, separationEngines: readonly SeparationEngine[] = [], env: EnhanceModels = {}): Promise<EnhanceThreadOutput> {
+export async function runEnhance(
+  job: EnhanceThreadInput, ctx: EngineContext, separationEngines: readonly SeparationEngine[] = [], env: EnhanceModels = {}, run: EnhanceRunOptions = {},
+): Promise<EnhanceThreadOutput> {
   const flags = new Set(job.flags);
-  const decode = () => decodeStream(job.inputPath, { ffmpeg: job.ffmpeg, sampleRate: job.sampleRate, channels: job.channels, blockFrames: job.sampleRate * 5, signal: ctx.signal });
+  const decode = () => decodeStream(job.inputPath, { ffmpeg: job.ffmpeg, sampleRate: job.sampleRate, channels: job.channels, blockFrames: job.sampleRate * BLOCK_SECONDS, signal: ctx.signal });
   // Each pass is checked on its own: what the decoder yields is the length, not what a header claims.
   async function* source(): AsyncGenerator<AudioData> {
     let seen = 0;
@@ -98,10 +122,16 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
     const decay = new DecayStats(job.sampleRate);
     // Music presence only steers autoid (keep_music semantics), so only autoid pays for its FFT.
     const music = flags.has('autoid') ? new MusicDetector(job.sampleRate) : null;
-    await runAnalysis([spec, meter, energy, decay, ...(music ? [music] : [])], source(), ctx);
+    // autoid listens for a noise floor, hum and clipping before it plans (detect.ts, detect-hum.ts).
+    const noise = flags.has('autoid') ? new NoiseFloorAnalysis(job.sampleRate) : null;
+    const hum = flags.has('autoid') ? new HumDetector(job.sampleRate) : null;
+    await runAnalysis([spec, meter, energy, decay, ...(music ? [music] : []), ...(noise ? [noise] : []), ...(hum ? [hum] : [])], source(), ctx);
     t60 = decay.result();
     spectrum = spec.result();
-    stats = { loudness: meter.result(), ...energy.result(), spectrum, t60, ...(music ? { musicShare: music.result().musicShare } : {}) };
+    stats = {
+      loudness: meter.result(), ...energy.result(), spectrum, t60, ...(music ? { musicShare: music.result().musicShare } : {}),
+      ...(noise ? { noise: noise.result(), targetLufs: job.targetLufs } : {}), ...(hum ? { hum: hum.result() } : {}),
+    };
     ctx.onProgress(0.1);
   } else if (needsDecay) {
     // The decay estimate alone: one more decode and 20 ms frame levels, about 2% of DTLN's time (measured on a 17 s
@@ -116,46 +146,74 @@ export async function runEnhance(job: EnhanceThreadInput, ctx: EngineContext, se
     sampleRate: job.sampleRate, channels: job.channels, modelsDir: job.modelsDir, spectrum, ...env,
     denoiser: job.denoiser ?? 'auto', t60, separationEngines, signal: ctx.signal, tmpDir: ctx.tmpDir,
   };
-  let measured = null;
-  if (plan.stages.includes('normalize')) {
-    const meter = new LoudnessMeter(job.sampleRate, job.channels);
-    const pre = await buildStages(plan, stageCtx);
-    if (pre.stages.length === 0 && stats) measured = stats.loudness;
-    else {
-      await runChain(pre.stages, source(), async (b) => meter.push(b), phase(0.1, 0.5), { totalFrames: job.totalFrames });
-      measured = meter.result();
-    }
-  }
-  const { stages, engines, notes } = await buildStages(plan, stageCtx);
-  for (const [stage, why] of Object.entries(notes)) if (plan.reasons[stage]) plan.reasons[stage] += `; engine: ${why}`;
-  if (measured) {
-    // MP3 coding overshoots sample peaks (measured up to +0.4 dB at 8 kHz): a lower ceiling keeps the
-    // decoded file under -1 dBTP.
-    const opts = { targetLufs: job.targetLufs, ceilingDbtp: job.ceilingDbtp ?? (job.format === 'mp3' ? MP3_CEILING_DBTP : -1) };
-    let aim: LoudnessAim | null = null;
-    if (aimedNormalize(measured, null, job.sampleRate, job.channels, opts).limiting) {
-      // Peak limiting takes loudness away; one dry run of the chain feeds limited normalizes at several
-      // compensations and picks the one that lands on the target.
-      const pass = new LimiterAimPass(measured, job.sampleRate, job.channels, opts);
-      const dry = await buildStages(plan, stageCtx);
-      await runChain(dry.stages, source(), async (b) => pass.push(b), phase(0.5, 0.7), { totalFrames: job.totalFrames });
-      aim = pass.result();
-      if (aim.capped) plan.reasons.normalize += `; the true-peak ceiling allows ${aim.expectedLufs.toFixed(1)} LUFS at most`;
-    }
-    stages.push(aimedNormalize(measured, aim, job.sampleRate, job.channels, opts));
-  }
+  const chainOpts: PlannedChainOptions = {
+    threads: chunkThreads(run.threads), totalFrames: job.totalFrames, neuralSeparation: separationEngines.length > 0,
+    blockFrames: BLOCK_SECONDS * job.sampleRate, ...(run.chunkSeconds ? { chunkSeconds: run.chunkSeconds } : {}), ...(run.profile ? { profile: run.profile } : {}),
+  };
   // MP3 as LAME VBR V2: constant-bitrate LAME takes 0.3-0.5 dB off the level normalize just set.
   const encoder = new StreamEncoder(job.outPath, {
     ffmpeg: job.ffmpeg, format: job.format, sampleRate: job.sampleRate, channels: job.channels, signal: ctx.signal,
     mp3Vbr: 2, ...(job.pcm ? { pcm: job.pcm } : {}),
   });
+  const nameEngines = (notes: Record<string, string>) => {
+    for (const [stage, why] of Object.entries(notes)) if (plan.reasons[stage]) plan.reasons[stage] += `; engine: ${why}`;
+  };
+  const done = (engines: string[], inputFrames: number, outputFrames: number, threads: number): EnhanceThreadOutput => ({
+    stages: [...plan.stages], engines, reasons: plan.reasons, outputSeconds: outputFrames / job.sampleRate, inputSeconds: inputFrames / job.sampleRate, threads,
+  });
+  let spill: SpillFile | null = null;
   try {
-    const { inputFrames, outputFrames } = await runChain(stages, source(), (b) => encoder.write(b), phase(measured ? 0.7 : 0.1, 1), { totalFrames: job.totalFrames });
+    if (!plan.stages.includes('normalize')) {
+      const r = await runPlannedChain(plan, stageCtx, source(), (b) => encoder.write(b), phase(0.1, 1), chainOpts);
+      nameEngines(r.notes);
+      await encoder.end();
+      return done(r.engines, r.inputFrames, r.outputFrames, r.threads);
+    }
+    // normalize needs the loudness of what the chain gives before its first sample. The chain runs once: its output
+    // is metered and spilled to disk (parallel-spill.ts), and the loudness passes read the spill back, where they
+    // ran the whole chain again (two or three times the denoiser's and WPE's work on every long file).
+    const meter = new LoudnessMeter(job.sampleRate, job.channels);
+    let read: () => AsyncIterable<AudioData> = source;
+    let measured = stats?.loudness ?? null;
+    let first: PlannedChainResult | null = null;
+    if (plan.stages.some((s) => s !== 'normalize')) {
+      const file = await SpillFile.create(join(ctx.tmpDir, 'enhance-chain.f32'));
+      spill = file;
+      first = await runPlannedChain(plan, stageCtx, source(), async (b) => {
+        meter.push(b);
+        await file.write(b);
+      }, phase(0.1, 0.85), chainOpts);
+      measured = meter.result();
+      read = () => file.read(chainOpts.blockFrames);
+    } else if (!measured) {
+      await runAnalysis([meter], source(), ctx);
+      measured = meter.result();
+    }
+    const named = first ?? { ...(await buildStages(plan, stageCtx)), threads: 1 };
+    nameEngines(named.notes);
+    // MP3 coding overshoots sample peaks (measured up to +0.4 dB at 8 kHz): a lower ceiling keeps the
+    // decoded file under -1 dBTP.
+    const opts = { targetLufs: job.targetLufs, ceilingDbtp: job.ceilingDbtp ?? (job.format === 'mp3' ? MP3_CEILING_DBTP : -1) };
+    let aim: LoudnessAim | null = null;
+    if (aimedNormalize(measured, null, job.sampleRate, job.channels, opts).limiting) {
+      // Peak limiting takes loudness away; one dry run feeds limited normalizes at several compensations and picks
+      // the one that lands on the target.
+      const pass = new LimiterAimPass(measured, job.sampleRate, job.channels, opts);
+      await runAnalysis([pass], read(), ctx);
+      aim = pass.result();
+      if (aim.capped) plan.reasons.normalize += `; the true-peak ceiling allows ${aim.expectedLufs.toFixed(1)} LUFS at most`;
+      ctx.onProgress(0.92);
+    }
+    const normalize = aimedNormalize(measured, aim, job.sampleRate, job.channels, opts);
+    const last = await runChain([normalize], read(), (b) => encoder.write(b), phase(aim ? 0.92 : 0.85, 1), { totalFrames: spill?.length ?? job.totalFrames });
     await encoder.end();
-    return { stages: [...plan.stages], engines, reasons: plan.reasons, outputSeconds: outputFrames / job.sampleRate, inputSeconds: inputFrames / job.sampleRate };
+    // Billed for what the decoder yielded: the chain's pass when there was one (the spill is its output).
+    return done(named.engines, first?.inputFrames ?? last.inputFrames, last.outputFrames, named.threads);
   } catch (err) {
     encoder.abort();
     throw err;
+  } finally {
+    await spill?.remove();
   }
 }
 
@@ -185,7 +243,7 @@ export function enhanceThread(env: ThreadEnv) {
       ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
       denoiserProblems: pulled.denoisers,
     };
-    const out = await runEnhance(job, runCtx, vocal.id === 'builtin-dsp' ? [] : [vocal], models);
+    const out = await runEnhance(job, runCtx, vocal.id === 'builtin-dsp' ? [] : [vocal], models, env.enhanceThreads ? { threads: env.enhanceThreads } : {});
     for (const [stage, why] of Object.entries(pulled.notes)) if (out.reasons[stage]) out.reasons[stage] += `; ${why}`;
     return out;
   };
