@@ -8,7 +8,7 @@ import { LatencyTrim, type AudioStage } from './stage.js';
  * (exponential-decay model, Lebart 2001). Memory is one block of frames plus K x K statistics per bin.
  */
 export interface DereverbOptions {
-  /** Prediction delay in frames: keeps the direct path and early reflections. */
+  /** Prediction delay in frames: keeps the direct path and early reflections (default 2). */
   delay?: number;
   taps?: number;
   iterations?: number;
@@ -97,7 +97,10 @@ class WpeChannel {
   private readonly scratch: SolveWork & Record<'w' | 'Rr' | 'Ri' | 'pr' | 'pi' | 'gr' | 'gi' | 'colRe' | 'colIm' | 'oRe' | 'oIm', Float64Array>;
 
   constructor(private readonly bins: number, private readonly B: number, opts: DereverbOptions, frameRate: number) {
-    this.D = opts.delay ?? 3;
+    // Delay 2 frames (16-23 ms at the rates the chain sees): on the corpus reverberant pairs it gained +0.81 dB SI-SDR
+    // at 16 kHz and +0.91 dB at 48 kHz against +0.67 / +0.64 dB with 3, at the same cost (bench/results/dereverb.md);
+    // 1 frame starts predicting the direct path away (-0.40 dB on one pair).
+    this.D = opts.delay ?? 2;
     this.K = opts.taps ?? 10;
     this.iters = opts.iterations ?? 2;
     this.alpha = opts.forgetting ?? 0.6;
