@@ -9,10 +9,12 @@ import { DereverbStage } from './dereverb.js';
 import { DeclickStage } from './declick.js';
 import { LongSilenceStage } from './silences.js';
 import { DisfluencyStage } from './fillers.js';
-import { VadTracker, WebRtcVad } from './vad.js';
+import { AllVad, VadTracker, VOICING_HANGOVER_S, VoicingVad, WebRtcVad } from './vad.js';
 import { BiquadStage, CompressorStage, DeEsserStage, designAutoEq } from './eq.js';
 import type { LoudnessResult } from './loudness.js';
 import { MUSIC_PRESENT_SHARE } from './music-detect.js';
+import type { NoiseProfile } from './detect.js';
+import { humNotches, type HumProfile } from './detect-hum.js';
 
 import type { EnhanceFlag } from '../../domain/vocabulary.js';
 import type { ModelEntry } from '../../models/catalog.js';
@@ -21,7 +23,8 @@ import type { ModelSource } from '../../models/verified.js';
 export type { EnhanceFlag };
 
 /**
- * The one chain order, and why: clicks are repaired on the raw signal (denoisers smear them);
+ * The one chain order, and why: clicks are repaired on the raw signal (denoisers smear them); mains hum is notched
+ * out next (its lines are sharpest before anything else touches them, and a denoiser leaves a steady tone half done);
  * voice/music separation comes next, on the fullest signal (with keep_music the denoiser and
  * dereverberation then run inside it, on the voice only, and the music is mixed back after);
  * noise goes before dereverberation (WPE's prediction is biased by noise); fillers, hesitations and
@@ -31,7 +34,7 @@ export type { EnhanceFlag };
  * cleaned signal (VAD is more reliable); EQ, de-essing and compression shape the voice; loudness
  * is last so nothing after it moves the level.
  */
-export const STAGE_ORDER = ['declick', 'separate', 'denoise', 'dereverb', 'disfluency', 'long_silences', 'autoeq', 'deesser', 'compressor', 'normalize'] as const;
+export const STAGE_ORDER = ['declick', 'dehum', 'separate', 'denoise', 'dereverb', 'disfluency', 'long_silences', 'autoeq', 'deesser', 'compressor', 'normalize'] as const;
 export type StageName = (typeof STAGE_ORDER)[number];
 
 export interface InputStats {
@@ -45,7 +48,30 @@ export interface InputStats {
   musicShare?: number;
   /** Blind T60 estimate in seconds (engine-choice.ts DecayStats); null when too few decays, absent when not analysed. */
   t60?: number | null;
+  /** Noise floor, its spectrum and steadiness, and clipping (detect.ts); absent when not analysed. */
+  noise?: NoiseProfile;
+  /** Mains hum (detect-hum.ts); absent when not analysed. */
+  hum?: HumProfile;
+  /** The loudness normalize aims at, LUFS (-16 when absent): how far the floor is lifted with the voice. */
+  targetLufs?: number;
 }
+
+/**
+ * autoid's ear (detect.ts figures, bench/results/enhance-autoid.md). A floor whose band powers spread less than
+ * STEADY_FLOOR_SPREAD_DB between their 5th and 30th percentiles is a stationary noise (the corpus noises measure
+ * 2-6 dB, the JFK recording 7 dB); the gaps of clean speech spread 15-28 dB and reverberant speech 9-22 dB.
+ */
+export const STEADY_FLOOR_SPREAD_DB = 8;
+/** ACX's noise-floor limit: a steady floor above this, A-weighted, once levelled to the target is heard in the pauses. */
+export const AUDIBLE_FLOOR_DBFS = -60;
+/** Speech this close to its noise floor (detect.ts gap) is denoised whatever the floor is. */
+export const AUTO_DENOISE_MAX_GAP_DB = 25;
+/** A floor with at least this share of white noise's power above 2 kHz is called a broadband hiss. */
+export const HISS_SHARE = 0.3;
+/** Hum lines whose summed power, once levelled, is under this are left alone. */
+export const AUDIBLE_HUM_DBFS = -70;
+/** Flat tops on more than this share of the samples are reported as clipping. */
+export const CLIPPED_SHARE = 1e-4;
 
 /**
  * autoid dereverberates from this decay estimate up, but only at an SNR of AUTO_DEREVERB_MIN_SNR dB or
@@ -63,6 +89,8 @@ export interface EnhancePlan {
   disfluencies?: Array<'fillers' | 'hesitations' | 'stutters'>;
   /** Why each stage runs (autoid explains its choices). */
   reasons: Record<string, string>;
+  /** The hum lines `dehum` notches out, Hz. */
+  dehum?: number[];
 }
 
 export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputStats | null): EnhancePlan {
@@ -70,6 +98,7 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
   const want = (stage: StageName, why: string) => {
     if (!reasons[stage]) reasons[stage] = why;
   };
+  let dehum: number[] | undefined;
   if (flags.has('mouth_sounds')) want('declick', 'mouth_sounds');
   // keep_music wins over remove_background_audio for the music; ambience goes either way (denoiser on the voice).
   let separation: EnhancePlan['separation'] = flags.has('keep_music') ? 'keep_music' : flags.has('remove_background_audio') ? 'voice' : undefined;
@@ -99,17 +128,77 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
     // Digital silence or a signal under the -70 LUFS gate: no SNR, level or spectrum to act on.
     reasons.autoid = 'autoid: the input is silent (below the -70 LUFS gate of BS.1770): nothing to enhance';
   } else if (flags.has('autoid') && stats) {
-    if (stats.snrDb < 30) want('denoise', `autoid: estimated SNR ${stats.snrDb.toFixed(0)} dB (< 30)`);
-    const t60 = stats.t60;
-    if (t60 != null && t60 >= AUTO_DEREVERB_MIN_T60 && stats.snrDb >= AUTO_DEREVERB_MIN_SNR) {
-      want('dereverb', `autoid: estimated T60 ${t60.toFixed(2)} s (>= ${AUTO_DEREVERB_MIN_T60}) at SNR ${stats.snrDb.toFixed(0)} dB`);
+    const notes = stats.noise ? listen(stats, want) : [];
+    if (!stats.noise) {
+      // Without detect.ts's analysis (older callers): the blind SNR and T60 rules alone.
+      if (stats.snrDb < 30) want('denoise', `autoid: estimated SNR ${stats.snrDb.toFixed(0)} dB (< 30)`);
+      const t60 = stats.t60;
+      if (t60 != null && t60 >= AUTO_DEREVERB_MIN_T60 && stats.snrDb >= AUTO_DEREVERB_MIN_SNR) {
+        want('dereverb', `autoid: estimated T60 ${t60.toFixed(2)} s (>= ${AUTO_DEREVERB_MIN_T60}) at SNR ${stats.snrDb.toFixed(0)} dB`);
+      }
+    }
+    const hum = stats.hum;
+    if (hum?.mainsHz && hum.lines.length && hum.levelDbfs + levelGain(stats) > AUDIBLE_HUM_DBFS) {
+      want('dehum', `autoid: ${hum.mainsHz} Hz mains hum (lines at ${hum.lines.map((l) => l.hz).join(', ')} Hz, up to ${Math.max(...hum.lines.map((l) => l.prominenceDb)).toFixed(0)} dB above their neighbourhood): notched out`);
+      dehum = hum.lines.map((l) => l.hz);
     }
     if (stats.silenceRatio > 0.3) want('long_silences', `autoid: ${(stats.silenceRatio * 100).toFixed(0)}% of the input is silence`);
-    want('autoeq', 'autoid: spectrum corrected toward the speech target (bounded to 6 dB)');
+    if (stats.noise && reasons.denoise?.startsWith('autoid')) {
+      // The EQ is designed from the input's long-term spectrum, which on noisy input is the noise's as much as the
+      // voice's: after the denoiser it corrects a colour that is gone. Measured on the noisy pairs (RNNoise): the EQ
+      // took 2-15 dB of SI-SDR off the denoised voice (bench/results/enhance-autoid.md).
+      notes.push('autoeq skipped: the spectrum it would correct was measured with the noise in it');
+    } else want('autoeq', 'autoid: spectrum corrected toward the speech target (bounded to 6 dB)');
     const lufs = stats.loudness.integratedLufs;
-    want('normalize', `autoid: loudness ${Number.isFinite(lufs) ? lufs.toFixed(1) : '-inf'} LUFS -> -16 LUFS`);
+    want('normalize', `autoid: loudness ${Number.isFinite(lufs) ? lufs.toFixed(1) : '-inf'} LUFS -> ${stats.targetLufs ?? -16} LUFS`);
+    if (notes.length) reasons.autoid = `autoid: ${notes.join('; ')}`;
   }
-  return { stages: STAGE_ORDER.filter((s) => reasons[s]), reasons, ...(separation ? { separation } : {}), ...(disfluencies.length ? { disfluencies } : {}) };
+  return {
+    stages: STAGE_ORDER.filter((s) => reasons[s]), reasons, ...(separation ? { separation } : {}), ...(disfluencies.length ? { disfluencies } : {}),
+    ...(dehum && reasons.dehum ? { dehum } : {}),
+  };
+}
+
+/** dB that normalize will add (the floor and any hum rise with the voice). */
+function levelGain(stats: InputStats): number {
+  const lufs = stats.loudness.integratedLufs;
+  return Number.isFinite(lufs) ? (stats.targetLufs ?? -16) - lufs : 0;
+}
+
+/**
+ * autoid's denoise and dereverb choices from detect.ts's noise profile, as a person listening would make them: a steady
+ * floor that will be heard once the voice is levelled gets denoised, and so does speech barely above its floor; long
+ * decays are the room's only where the floor is not a steady noise (a noise floor slows the measured decays too).
+ * Returns notes for `reasons.autoid` (what was heard but not acted on).
+ */
+function listen(stats: InputStats, want: (stage: StageName, why: string) => void): string[] {
+  const n = stats.noise!;
+  const notes: string[] = [];
+  const gain = levelGain(stats);
+  const steady = n.spreadDb < STEADY_FLOOR_SPREAD_DB;
+  const heard = n.floorDbA + gain;
+  const kind = n.hissShare >= HISS_SHARE ? 'broadband hiss' : 'low-frequency noise';
+  const gap = n.snrDb.toFixed(0);
+  if (steady && heard > AUDIBLE_FLOOR_DBFS) {
+    want('denoise', `autoid: steady ${kind} ${gap} dB under the speech, at ${heard.toFixed(0)} dB(A) FS once levelled (audible: ACX's noise floor limit is ${AUDIBLE_FLOOR_DBFS} dBFS)`);
+  } else if (n.snrDb < AUTO_DENOISE_MAX_GAP_DB) {
+    want('denoise', `autoid: speech only ${gap} dB above its noise floor (< ${AUTO_DENOISE_MAX_GAP_DB})`);
+  } else if (stats.snrDb < 30) {
+    want('denoise', `autoid: quiet frames only ${stats.snrDb.toFixed(0)} dB under the loud ones (< 30): noise in the pauses`);
+  } else {
+    notes.push(`noise floor ${heard.toFixed(0)} dB(A) FS once levelled, ${gap} dB under the speech: left alone`);
+  }
+  const t60 = stats.t60;
+  if (t60 != null && t60 >= AUTO_DEREVERB_MIN_T60) {
+    if (!steady) want('dereverb', `autoid: estimated T60 ${t60.toFixed(2)} s (>= ${AUTO_DEREVERB_MIN_T60}) over a floor that is no steady noise (its band levels spread ${n.spreadDb.toFixed(0)} dB): the room's reverberation`);
+    else notes.push(`decays measure T60 ${t60.toFixed(2)} s, but a steady noise floor slows them as much as a room would: not dereverberated`);
+  }
+  if (n.clippedShare > CLIPPED_SHARE) {
+    notes.push(`clipping: ${(n.clippedShare * 100).toFixed(2)}% of the samples sit in flat tops at ${n.clipLevelDbfs?.toFixed(1)} dBFS; the chain has no declipper, so they stay (normalize's limiter keeps the peaks under the ceiling)`);
+  }
+  const lufs = stats.loudness.integratedLufs;
+  if (Number.isFinite(lufs) && Math.abs(gain) >= 20) notes.push(`level: ${lufs.toFixed(1)} LUFS needs ${gain.toFixed(0)} dB of gain, which lifts the floor with it`);
+  return notes;
 }
 
 export interface StageContext {
@@ -150,6 +239,12 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         stages.push(new DeclickStage(c.sampleRate, c.channels));
         engines.push('declick-ar');
         break;
+      case 'dehum': {
+        const notches = humNotches((plan.dehum ?? []).map((hz) => ({ hz })), c.sampleRate);
+        if (notches.length) stages.push(new BiquadStage('dehum', notches, c.channels));
+        engines.push('notch');
+        break;
+      }
       case 'separate': {
         // Without a neural vocal model, a neural denoiser on the whole mix removes music and ambience from
         // speech better than the built-in separator followed by it (bench/results/enhance.md: DTLN +5.2 dB,
@@ -191,13 +286,17 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
       }
       case 'long_silences': {
         const { vad, engine, fallback } = await createVad(models, c.executionProviders);
-        // WebRTC VAD hears noise as speech (at 5 dB SNR it found no pause at all on real recordings), so a
-        // second one listens to an RNNoise-cleaned copy and a pause is wherever either hears none; Silero
-        // is robust to noise on its own (bench/results/enhance.md).
-        const second = engine === 'webrtc-vad' ? { stage: await RnnoiseStage.create(16000, 1), vad: await WebRtcVad.create() } : null;
+        // WebRTC VAD hears noise as speech (at 5 dB SNR it found no pause at all on real recordings), so a second
+        // opinion listens to an RNNoise-cleaned copy and a pause is wherever either hears none. On that copy WebRTC VAD
+        // alone still heard RNNoise's residual as speech under 0-5 dB of noise (2-4 s of 17 s of pauses found); voicing,
+        // widened by VOICING_HANGOVER_S, finds 18 s there with no speech lost, as Silero does (bench/results/enhance-autoid.md).
+        // Silero is robust to noise on its own.
+        const second = engine === 'webrtc-vad'
+          ? { stage: await RnnoiseStage.create(16000, 1), vad: new AllVad([await WebRtcVad.create(), new VoicingVad()]), dilateFrames: Math.round(VOICING_HANGOVER_S / 0.03) }
+          : null;
         stages.push(new LongSilenceStage(await VadTracker.create(vad, c.sampleRate, second), c.sampleRate, c.channels));
         engines.push(engine);
-        if (second) notes.long_silences = `${fallback ? `${fallback}; ` : ''}WebRTC VAD on the input and on an RNNoise-cleaned copy, speech where both hear it (the kept audio is not denoised by this stage)`;
+        if (second) notes.long_silences = `${fallback ? `${fallback}; ` : ''}WebRTC VAD on the input, and WebRTC VAD with voicing on an RNNoise-cleaned copy: speech where both hear it (the kept audio is not denoised by this stage)`;
         break;
       }
       case 'autoeq': {

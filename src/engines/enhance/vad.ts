@@ -3,6 +3,7 @@ import type { AudioData } from '../../media/audio.js';
 import { verifiedModelSync, type ModelSource } from '../../models/verified.js';
 import { StreamResampler } from './resampler.js';
 import type { AudioStage } from './stage.js';
+import { pitch, PitchWork } from './speech-features.js';
 
 /**
  * Voice activity per frame: WebRTC VAD (libfvad WASM, always available) or Silero VAD (ONNX, when the
@@ -91,6 +92,84 @@ export class SileroVad implements FrameVad {
   }
 }
 
+/** Periodicity (McLeod NSDF peak, speech-features.ts pitch) from which a frame of the denoised copy counts as voiced. */
+export const VOICED_CLARITY = 0.75;
+/** A voiced frame marks this much around it as speech (the consonants and word edges beside the vowel). */
+export const VOICING_HANGOVER_S = 0.3;
+
+/**
+ * Voiced frames (a pitch between 70 and 400 Hz with a clear period), for the denoised copy. Under 0-5 dB of noise
+ * WebRTC VAD hears speech in every frame of the input and of RNNoise's output (its residual bursts reach the speech's
+ * level), and RNNoise's own VAD says speech in 80% of the pauses; the residual is not periodic, though: in the pauses of
+ * the corpus long-silence file under bike noise at 0-10 dB, 1% of the denoised frames reach a clarity of 0.58-0.68,
+ * while voiced speech frames reach 0.8-0.9 (bench/results/enhance-autoid.md). Dilated by VOICING_HANGOVER_S (VadTracker),
+ * voicing says where speech is.
+ */
+export class VoicingVad implements FrameVad {
+  readonly frameSamples = 480;
+  private readonly work = new PitchWork(480, 16000);
+
+  async frame(x: Float32Array): Promise<number> {
+    const { f0, clarity } = pitch(x.subarray(0, 480), 16000, this.work);
+    return f0 > 0 && clarity >= VOICED_CLARITY ? 1 : 0;
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Speech only where every one of several VADs (same frame length) hears it. */
+export class AllVad implements FrameVad {
+  readonly frameSamples: number;
+  constructor(private readonly vads: readonly FrameVad[]) {
+    this.frameSamples = vads[0]!.frameSamples;
+    if (vads.some((v) => v.frameSamples !== this.frameSamples)) throw new Error('all VADs need the same frame length');
+  }
+
+  async frame(x: Float32Array): Promise<number> {
+    let p = 1;
+    for (const v of this.vads) p = Math.min(p, await v.frame(x));
+    return p;
+  }
+
+  async close(): Promise<void> {
+    for (const v of this.vads) await v.close();
+  }
+}
+
+/** Widens speech decisions by `h` frames on each side (a look-ahead of h frames): max over [k-h, k+h]. */
+export class Dilator {
+  private readonly hist: number[] = [];
+  private next = 0;
+  private seen = 0;
+  constructor(private readonly h: number) {}
+
+  push(d: number[]): number[] {
+    const out: number[] = [];
+    for (const v of d) {
+      this.hist.push(v);
+      this.seen++;
+      while (this.next + this.h < this.seen) out.push(this.emit());
+    }
+    return out;
+  }
+
+  flush(): number[] {
+    const out: number[] = [];
+    while (this.next < this.seen) out.push(this.emit());
+    return out;
+  }
+
+  private emit(): number {
+    // hist holds frames [seen - hist.length, seen); decision `next` looks at [next - h, next + h].
+    const base = this.seen - this.hist.length;
+    let m = 0;
+    for (let k = Math.max(base, this.next - this.h); k <= Math.min(this.seen - 1, this.next + this.h); k++) m = Math.max(m, this.hist[k - base]!);
+    this.next++;
+    while (this.hist.length && this.seen - this.hist.length < this.next - this.h) this.hist.shift();
+    return m;
+  }
+}
+
 /** Cuts a 16 kHz stream into a FrameVad's frames and keeps the remainder for the next call. */
 class FrameCutter {
   private pending = new Float32Array(0);
@@ -113,6 +192,8 @@ class FrameCutter {
 export interface CleanedVad {
   stage: AudioStage;
   vad: FrameVad;
+  /** Widen the copy's speech decisions by this many frames each side (VOICING_HANGOVER_S for VoicingVad). */
+  dilateFrames?: number;
 }
 
 /**
@@ -124,10 +205,12 @@ export class VadTracker {
   private readonly cleaned: FrameCutter | null;
   private rawQ: number[] = [];
   private cleanQ: number[] = [];
+  private readonly dilate: Dilator | null;
 
   private constructor(readonly vad: FrameVad, readonly sampleRate: number, private readonly rs: StreamResampler, private readonly second: CleanedVad | null) {
     this.raw = new FrameCutter(vad);
     this.cleaned = second ? new FrameCutter(second.vad) : null;
+    this.dilate = second?.dilateFrames ? new Dilator(second.dilateFrames) : null;
   }
 
   /**
@@ -164,10 +247,12 @@ export class VadTracker {
     if (!this.second || !this.cleaned) return rawD;
     this.rawQ.push(...rawD);
     let y = x16.length ? ((await this.second.stage.push({ sampleRate: 16000, channels: [x16] }))?.channels[0] ?? new Float32Array(0)) : new Float32Array(0);
-    this.cleanQ.push(...(await this.cleaned.decide(y)));
+    const widen = (d: number[]) => (this.dilate ? this.dilate.push(d) : d);
+    this.cleanQ.push(...widen(await this.cleaned.decide(y)));
     if (last) {
       y = (await this.second.stage.flush())?.channels[0] ?? new Float32Array(0);
-      this.cleanQ.push(...(await this.cleaned.decide(y)));
+      this.cleanQ.push(...widen(await this.cleaned.decide(y)));
+      if (this.dilate) this.cleanQ.push(...this.dilate.flush());
     }
     // The cleaned copy lags (the denoiser's latency); pair decisions frame by frame as they arrive.
     const n = Math.min(this.rawQ.length, this.cleanQ.length);
