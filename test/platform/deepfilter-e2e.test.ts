@@ -88,7 +88,8 @@ describe('DeepFilterNet3 by default (first use pulls it)', () => {
     expect(done.data.status, JSON.stringify(done)).toBe('success');
     expect(done.data.stages, JSON.stringify(done.data.reasons)).toContain('denoise');
     expect(done.data.engine.split('+')).toContain('deepfilternet3');
-    expect(done.data.reasons.denoise).toMatch(/^autoid: estimated SNR \d+ dB \(< 30\).*; engine: auto: DeepFilterNet3, 48 kHz full band/);
+    // Why autoid denoises is its own wording (detect.ts); the engine part is the choice's.
+    expect(done.data.reasons.denoise).toMatch(/^autoid: .*; engine: auto: DeepFilterNet3, 48 kHz full band$/);
     // autoid may want Silero VAD too (this mirror has none); the archive itself is not fetched again.
     expect(hits.filter((h) => h.startsWith('/deepfilternet3/'))).toHaveLength(1);
   }, 240_000);
