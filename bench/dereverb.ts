@@ -18,6 +18,7 @@ import { decodeAudio, encodeAudio, resolveMediaTools } from '../src/media/ffmpeg
 import { DereverbStage, type DereverbOptions } from '../src/engines/enhance/dereverb.js';
 import { siSdr } from '../src/engines/enhance/metrics.js';
 import { processWhole } from '../src/engines/enhance/stage.js';
+import { createDereverbStage, dereverbPullPlan } from '../src/engines/enhance/learned-dereverb.js';
 import { machine, root, writeResult } from './lib.js';
 
 const CORPUS = join(root, '..', 'shared', 'corpus', 'speech', 'constructed_pairs_16k');
@@ -30,6 +31,8 @@ interface Variant {
   /** Soundry's stage options, or the harness command that makes the output. */
   soundry?: DereverbOptions;
   nara?: string[];
+  /** The learned model through createDereverbStage (only where MODELS_DIR holds it verified). */
+  learned?: true;
 }
 
 /** The options Soundry's chain used before this bench (dereverb.ts defaults as of e5e278c). */
@@ -64,7 +67,12 @@ interface Row { variant: string; pair: string; sisdr: number; gain: number; seco
 export async function benchDereverb(): Promise<string> {
   const argv = process.argv;
   const only = argv.includes('--variants') ? argv[argv.indexOf('--variants') + 1]!.split(',') : null;
-  const variants = VARIANTS.filter((v) => !only || only.includes(v.label));
+  // The learned model is measured wherever it is installed: MODELS_DIR (default ./models) must hold it verified.
+  const modelsDir = process.env.MODELS_DIR ?? join(root, 'models');
+  const plan = dereverbPullPlan({ modelsDir });
+  const learned: Variant[] = plan.length ? [] : [{ label: 'learned', what: `the learned model as the chain runs it (createDereverbStage, MODELS_DIR ${modelsDir})`, learned: true }];
+  const learnedNote = plan.length ? `Learned model: not measured, ${plan.map((e) => e.name).join(', ')} is not installed in MODELS_DIR (${modelsDir}).` : '';
+  const variants = [...VARIANTS, ...learned].filter((v) => !only || only.includes(v.label));
   const pairs = (JSON.parse(readFileSync(join(CORPUS, 'pairs.json'), 'utf8')) as Pair[]).filter((p) => p.rir_src);
   if (!pairs.length) throw new Error(`no reverberant pairs under ${CORPUS}`);
   const loadStart = loadavg()[0]!;
@@ -87,8 +95,9 @@ export async function benchDereverb(): Promise<string> {
         const out = join(dir, `${name}.${v.label}.wav`);
         const t0 = performance.now();
         let y: AudioData;
-        if (v.soundry) {
-          y = await processWhole([new DereverbStage(16000, 1, v.soundry)], x, 16000);
+        if (v.soundry || v.learned) {
+          const stage = v.learned ? (await createDereverbStage({ sampleRate: 16000, channels: 1, models: { modelsDir } })).stage : new DereverbStage(16000, 1, v.soundry);
+          y = await processWhole([stage], x, 16000);
           if (wantDnsmos) await encodeAudio(y, out, { ffmpeg: tools.ffmpeg, format: 'wav' });
         } else {
           if (!haveHarness) continue;
@@ -114,7 +123,7 @@ export async function benchDereverb(): Promise<string> {
     rmSync(dir, { recursive: true, force: true });
   }
   const load = `load average (1 min) ${loadStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end`;
-  const md = report(rows, variants, wantDnsmos, load);
+  const md = report(rows, variants, wantDnsmos, load, learnedNote);
   if (only) {
     console.log(md);
     return '(printed; --variants leaves bench/results/dereverb.md as it is)';
@@ -122,7 +131,7 @@ export async function benchDereverb(): Promise<string> {
   return writeResult('dereverb', md);
 }
 
-function report(rows: Row[], variants: readonly Variant[], dnsmos: boolean, load: string): string {
+function report(rows: Row[], variants: readonly Variant[], dnsmos: boolean, load: string, note: string): string {
   const labels = ['input', ...variants.map((v) => v.label)];
   const pairs = [...new Set(rows.map((r) => r.pair))];
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -150,10 +159,11 @@ function report(rows: Row[], variants: readonly Variant[], dnsmos: boolean, load
     '',
     `${machine()}; ${new Date().toISOString()}; ${load} (seconds per file are wall time on the shared cores). Reproduce: \`npm run bench -- dereverb\` (bench/dereverb.ts; nara_wpe and DNSMOS through harness/.venv).`,
     '',
-    `SI-SDR against the dry clean reference (better of lag 0 and 1), gains over the input; DNSMOS ${dnsmos ? 'P.835 SIG/BAK/OVRL from speechmos 0.0.1.1' : 'not run (no harness/.venv)'}. Per pair: SI-SDR dB (DNSMOS OVRL).`,
+    `SI-SDR against the dry clean reference (better of lag 0 and 1), gains over the input; DNSMOS ${dnsmos ? 'P.835 SIG/BAK/OVRL from speechmos 0.0.1.1' : 'not run (--no-dnsmos, or no harness/.venv)'}. Per pair: SI-SDR dB (DNSMOS OVRL).`,
     '',
     legend,
     '',
+    ...(note ? [note, ''] : []),
     ...out,
     '',
   ].join('\n');
