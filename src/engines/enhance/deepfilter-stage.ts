@@ -9,7 +9,7 @@ import { memberByBaseName, readTarGz, type TarLimits } from '../../models/tar.js
 import { verifiedModelSync, type ModelSource } from '../../models/verified.js';
 import { parseDfConfig, type DfArchiveConfig } from './deepfilter-config.js';
 import { DfStream, type DfSessions } from './deepfilter-core.js';
-import { StreamResampler } from './resampler.js';
+import { StreamResampler } from '../../media/dsp/resample.js';
 import { LatencyTrim, type AudioStage } from './stage.js';
 
 /**
