@@ -81,6 +81,10 @@ describe('readTarGz: members of a tar.gz read in memory', () => {
     ]), LIMITS);
     expect(members.map((m) => m.name)).toEqual([long, 'tmp/export/df_dec.onnx']);
     expect(Buffer.from(members[0]!.data).toString()).toBe('ERB');
+    // GNU tar's own long-name record ('L'), checked like any name.
+    const gnu = readTar(tar([{ name: '././@LongLink', type: 'L', data: bytes(`${long}\0`) }, { name: 'cut', data: bytes('E') }]), LIMITS);
+    expect(gnu.map((m) => m.name)).toEqual([long]);
+    expect(() => readTar(tar([{ name: '././@LongLink', type: 'L', data: bytes('a/../../x\0') }, { name: 'cut', data: bytes('E') }]), LIMITS)).toThrow(/leaves the archive/);
   });
 
   it('refuses names that are absolute or climb out, links, duplicates and bad checksums', () => {
