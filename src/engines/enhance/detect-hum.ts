@@ -1,5 +1,5 @@
 import type { AudioData } from '../../media/audio.js';
-import { jsFftProvider, type RealFft } from '../../media/dsp/fft.js';
+import { jsFftProvider, type FftProvider, type RealFft } from '../../media/dsp/fft.js';
 import { hannWindow } from '../../media/dsp/stft.js';
 import type { Biquad } from './loudness.js';
 import type { AnalysisPass } from './stage.js';
@@ -38,11 +38,12 @@ export class HumDetector implements AnalysisPass<HumProfile> {
   private frames = 0;
   private readonly scale: number;
 
-  constructor(readonly sampleRate: number) {
+  /** `fft`: the shared provider (loadFftProvider's pffft WASM is several times the JS one); JS when absent. */
+  constructor(readonly sampleRate: number, fft: FftProvider = jsFftProvider()) {
     // About 2.0-2.9 Hz per bin at 16-48 kHz: 50 Hz lines and their neighbourhood resolve.
     let size = 1;
     while (size < sampleRate / 3) size *= 2;
-    this.fft = jsFftProvider().create(size);
+    this.fft = fft.create(size);
     this.win = hannWindow(size);
     this.buf = new Float32Array(size);
     this.re = new Float32Array(size / 2 + 1);
@@ -54,17 +55,26 @@ export class HumDetector implements AnalysisPass<HumProfile> {
   }
 
   push(block: AudioData): void {
-    const n = block.channels[0]?.length ?? 0;
+    const chs = block.channels;
+    const n = chs[0]?.length ?? 0;
     const size = this.fft.size;
-    const g = 1 / block.channels.length;
-    for (let i = 0; i < n; i++) {
-      let v = 0;
-      for (const ch of block.channels) v += ch[i]!;
-      this.buf[this.fill++] = v * g;
+    const g = 1 / chs.length;
+    for (let i = 0; i < n;) {
+      const take = Math.min(n - i, size - this.fill);
+      if (chs.length === 1) this.buf.set(chs[0]!.subarray(i, i + take), this.fill);
+      else {
+        for (let k = 0; k < take; k++) {
+          let v = 0;
+          for (let c = 0; c < chs.length; c++) v += chs[c]![i + k]!;
+          this.buf[this.fill + k] = v * g;
+        }
+      }
+      this.fill += take;
+      i += take;
       if (this.fill === size) {
+        // Frames side by side, no overlap: quantiles and long-term averages need no more, at half the FFTs.
         this.analyze();
-        this.buf.copyWithin(0, size / 2);
-        this.fill = size / 2;
+        this.fill = 0;
       }
     }
   }

@@ -1,5 +1,5 @@
 import type { AudioData } from '../../media/audio.js';
-import { jsFftProvider, type RealFft } from '../../media/dsp/fft.js';
+import { jsFftProvider, type FftProvider, type RealFft } from '../../media/dsp/fft.js';
 import { hannWindow } from '../../media/dsp/stft.js';
 import { FrameLevels, type AnalysisPass } from './stage.js';
 
@@ -151,10 +151,11 @@ export class NoiseFloorAnalysis implements AnalysisPass<NoiseProfile> {
   private frames = 0;
   private readonly clips = new ClipCounter();
 
-  constructor(readonly sampleRate: number) {
+  /** `fft`: the shared provider (loadFftProvider's pffft WASM is faster than the JS one); JS when absent. */
+  constructor(readonly sampleRate: number, fft: FftProvider = jsFftProvider()) {
     let size = 1;
     while (size < 0.032 * sampleRate) size *= 2;
-    this.fft = jsFftProvider().create(size);
+    this.fft = fft.create(size);
     this.win = hannWindow(size);
     this.winPower = this.win.reduce((a, w) => a + w * w, 0) / size;
     this.buf = new Float32Array(size);
@@ -178,17 +179,26 @@ export class NoiseFloorAnalysis implements AnalysisPass<NoiseProfile> {
 
   push(block: AudioData): void {
     this.clips.push(block);
-    const n = block.channels[0]?.length ?? 0;
+    const chs = block.channels;
+    const n = chs[0]?.length ?? 0;
     const size = this.fft.size;
-    const g = 1 / block.channels.length;
-    for (let i = 0; i < n; i++) {
-      let v = 0;
-      for (const ch of block.channels) v += ch[i]!;
-      this.buf[this.fill++] = v * g;
+    const g = 1 / chs.length;
+    for (let i = 0; i < n;) {
+      const take = Math.min(n - i, size - this.fill);
+      if (chs.length === 1) this.buf.set(chs[0]!.subarray(i, i + take), this.fill);
+      else {
+        for (let k = 0; k < take; k++) {
+          let v = 0;
+          for (let c = 0; c < chs.length; c++) v += chs[c]![i + k]!;
+          this.buf[this.fill + k] = v * g;
+        }
+      }
+      this.fill += take;
+      i += take;
       if (this.fill === size) {
+        // Frames side by side, no overlap: quantiles need no more, at half the FFTs.
         this.analyze();
-        this.buf.copyWithin(0, size / 2);
-        this.fill = size / 2;
+        this.fill = 0;
       }
     }
   }

@@ -13,6 +13,7 @@ import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
 import { MusicDetector } from '../../engines/enhance/music-detect.js';
 import { NoiseFloorAnalysis } from '../../engines/enhance/detect.js';
 import { HumDetector } from '../../engines/enhance/detect-hum.js';
+import { loadFftProvider } from '../../media/dsp/fft.js';
 import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
 import { createSeparationEngine } from '../../engines/separation/select.js';
 import type { ThreadEnv } from '../threads.js';
@@ -123,8 +124,9 @@ export async function runEnhance(
     // Music presence only steers autoid (keep_music semantics), so only autoid pays for its FFT.
     const music = flags.has('autoid') ? new MusicDetector(job.sampleRate) : null;
     // autoid listens for a noise floor, hum and clipping before it plans (detect.ts, detect-hum.ts).
-    const noise = flags.has('autoid') ? new NoiseFloorAnalysis(job.sampleRate) : null;
-    const hum = flags.has('autoid') ? new HumDetector(job.sampleRate) : null;
+    const fft = flags.has('autoid') ? await loadFftProvider() : null;
+    const noise = fft ? new NoiseFloorAnalysis(job.sampleRate, fft) : null;
+    const hum = fft ? new HumDetector(job.sampleRate, fft) : null;
     await runAnalysis([spec, meter, energy, decay, ...(music ? [music] : []), ...(noise ? [noise] : []), ...(hum ? [hum] : [])], source(), ctx);
     t60 = decay.result();
     spectrum = spec.result();
