@@ -19,6 +19,10 @@ ZFTurbo's configs/KimberleyJensen/config_vocals_mel_band_roformer_kj.yaml: dim 3
 dim_head 64, STFT 2048/441, mask_estimator_depth 2), its stems and target (audio-separator's models-scores.json). So
 full uses Kim's model section with the dereverberation stems; the inference section (dim_t 256, num_overlap 2) is
 Kim's too and may differ from the real file's, which the engine reads at run time.
+A full run builds 228,203,172 parameters, exactly the published count of the real model, so the shape is right
+(its torch.save file is 913,031,723 bytes against the real 913,107,578: pickle framing), and Soundry's stage matched
+the reference at rel 1.9e-6 (stereo) and 1.2e-6 (mono) (`bash harness/check.sh dereverb_roformer`, 2026-11-28, 2 cores
+at load 10-15: 16 minutes to generate, 2.6 minutes to compare with one onnxruntime thread).
 small: the same architecture scaled down (n_fft 256, 8 bands, dim 16, depth 2) with the same stems and target.
 """
 from __future__ import annotations
