@@ -33,18 +33,36 @@ function eqQuestion(all: readonly Aggregate[]): string {
   ].join('\n');
 }
 
-const ANCHOR = `### Published anchor: DeepFilterNet3 (not run here)
-
-DeepFilterNet3's weights cannot be had on these machines (no model hub or GitHub is reachable), so it is not in the tables above; when its stage is in the denoiser choice and its model is in MODELS_DIR, this bench scores it like the other denoisers without a change. Its published figures, with their sources:
+const ANCHOR = `Published figures, with their sources:
 
 | source | test set | PESQ-WB | STOI | SI-SDR dB | other |
 |---|---|---|---|---|---|
 | Schröter, Rosenkranz, Escalante-B., Maier, "DeepFilterNet: Perceptually Motivated Real-Time Speech Enhancement", Interspeech 2023 (arXiv:2305.08227); PESQ as stated in issue 28 and in the paper's summary at emergentmind.com/papers/2305.08227 | VoiceBank+DEMAND test (824 utterances) | 3.17 | – | – | RTF 0.19 on one thread of a notebook CPU, 40 ms latency (the paper's abstract) |
 | Moonbox's ONNX export of the official DeepFilterNet3 weights, model card huggingface.co/moonbox-dev/DeepFilterNet3-ONNX (an independent measurement) | VoiceBank+DEMAND test (824 noisy utterances) | 3.163 (fp16), 3.159 (int8) | 0.9452, 0.9448 | 18.91, 18.89 | – |
 
-The paper's other columns (CSIG, CBAK, COVL, STOI) could not be read from here and are not quoted. A user of the official test script reports lower DeepFilterNet2/3 figures than the paper's (github.com/Rikorose/DeepFilterNet/issues/537, closed without an answer); the independent ONNX figure above agrees with 3.17 within 0.01.
+The paper's other columns (CSIG, CBAK, COVL, STOI) could not be read from here and are not quoted. A user of the official test script reports lower DeepFilterNet2/3 figures than the paper's (github.com/Rikorose/DeepFilterNet/issues/537, closed as stale); the independent ONNX figure above agrees with 3.17 within 0.01.
 
-**The test sets differ, so no number above compares directly with ours.** VoiceBank+DEMAND's test set is 824 utterances of two speakers, with DEMAND noises mixed at 2.5 to 17.5 dB SNR and no reverberation, originally 48 kHz. Ours is 15 pairs (3 per condition: far too few for more than a direction), LibriSpeech and CMU ARCTIC speech with real recorded noises (dishes, exercise bike, thunderstorm, machine hum, street ambience) at 0, 5 and 10 dB, and two room impulse responses (SpeechBrain's example RIR and a simulated RT60 0.79 s room), at 16 kHz: lower SNRs than VoiceBank+DEMAND's and reverberation it does not have, so the same model would score lower here. PESQ-WB of the unprocessed input is the fairest bridge: compare each system's gain over it, not its absolute score.`;
+**The test sets differ, so no number above compares directly with ours.** VoiceBank+DEMAND's test set is 824 utterances of two speakers, with DEMAND noises mixed at 2.5 to 17.5 dB SNR and no reverberation, originally 48 kHz. Ours is 15 pairs (3 per condition: far too few for more than a direction), LibriSpeech and CMU ARCTIC speech with real recorded noises (dishes, an exercise bike, a thunderstorm, machine noise with drifting tones, a freesound ambience recording) at 0, 5 and 10 dB, and two room impulse responses (SpeechBrain's example RIR and a simulated RT60 0.79 s room), at 16 kHz: lower SNRs than VoiceBank+DEMAND's and reverberation it does not have, so the same model would score lower here. PESQ-WB of the unprocessed input is the fairest bridge: compare each system's gain over it, not its absolute score.`;
+
+/** DeepFilterNet3 as scored here beside its published figures, or why it is absent. */
+function anchor(overall: readonly Aggregate[], perCondition: readonly Aggregate[]): string {
+  const here = overall.find((a) => a.system === 'deepfilternet3');
+  const head = '### Published anchor: DeepFilterNet3';
+  if (!here) {
+    return `${head}\n\nDeepFilterNet3 is not in this run: no verified model in MODELS_DIR (auto-pull fetches it from GitHub, which these machines cannot reach). With its archive in MODELS_DIR this bench scores it as the \`deepfilternet3\` row, and the chains that choose it name it under "engines run". ${ANCHOR}`;
+  }
+  const un = overall.find((a) => a.system === 'unprocessed');
+  const rows = [
+    '| DeepFilterNet3 | test set | PESQ-WB | ΔPESQ over its input | STOI | SI-SDR dB |',
+    '|---|---|---|---|---|---|',
+    `| Soundry's deepfilternet3 stage (authors' ONNX export), this run | these ${here.files} pairs (all conditions) | ${f(here.mean.pesq_wb, 2)} | ${signed(here.mean.pesq_wb - (un?.mean.pesq_wb ?? NaN), 2)} | ${f(here.mean.stoi, 3)} | ${f(here.mean.si_sdr, 2)} |`,
+  ];
+  for (const a of perCondition.filter((x) => x.system === 'deepfilternet3')) {
+    const u = perCondition.find((x) => x.system === 'unprocessed' && x.condition === a.condition);
+    rows.push(`| same | ${a.condition} (${a.files} pairs) | ${f(a.mean.pesq_wb, 2)} | ${signed(a.mean.pesq_wb - (u?.mean.pesq_wb ?? NaN), 2)} | ${f(a.mean.stoi, 3)} | ${f(a.mean.si_sdr, 2)} |`);
+  }
+  return `${head}\n\nDeepFilterNet3 is in this run (row \`deepfilternet3\`: the authors' ONNX export through Soundry's stage, 48 kHz inside, resampled from and back to 16 kHz here). Beside it:\n\n${rows.join('\n')}\n\n${ANCHOR}`;
+}
 
 export function renderScores(items: readonly ScoredItem[], info: RunInfo): string {
   const isPair = (c: string) => c !== REAL_NOISY_CONDITION && c !== REAL_REVERB_CONDITION;
@@ -96,7 +114,7 @@ export function renderScores(items: readonly ScoredItem[], info: RunInfo): strin
       ? `Soundry's STOI (src/engines/enhance/metrics.ts stoi10k, after Soundry's resampler to 10 kHz, as the old quality table computed it) against pystoi (which resamples to 10 kHz itself) on the same ${x.n} output/reference pairs: mean |difference| ${x.meanAbs.toExponential(1)}, largest ${x.maxAbs.toExponential(1)}${x.worst ? ` (${x.worst.system} on ${label(x.worst.input)}: ${f(x.worst.tsStoi, 6)} against ${f(x.worst.scores.stoi ?? undefined, 6)})` : ''}, mean signed difference ${x.meanSigned.toExponential(1)}. The two resamplers to 10 kHz differ (Soundry's polyphase kernel, pystoi's own resample_oct), so this bounds both the STOI port and the resampling.`
       : 'No pair had both figures.',
     '',
-    ANCHOR,
+    anchor(overall, perCondition),
     '',
     ...(cut.length ? [`Outputs whose intrusive scores were left out (audio cut): ${cut.map((c) => `${c.system} on ${label(c.input)}`).join(', ')}.`, ''] : []),
     ...(notes.length ? ['Scorer notes:', '', ...notes.slice(0, 20).map((n) => `- ${n}`), ''] : []),

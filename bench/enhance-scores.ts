@@ -15,7 +15,7 @@
  * bench/results/enhance-scores.runs.json; --doc rewrites the section from that file without running anything.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { AudioData } from '../src/media/audio.js';
@@ -202,7 +202,7 @@ async function measure(argv: string[]): Promise<{ items: ScoredItem[]; info: Run
     const dirty = git(['status', '--porcelain', '--', 'src', 'bench', 'harness']).split('\n').filter(Boolean).map((l) => l.slice(3));
     const info: RunInfo = {
       started, finished: new Date().toISOString(), machine: machine(), loadBefore, loadAfter: loadavg(), head: git(['log', '-1', '--format=%h %s']).trim(),
-      dirty, modelsDir: relative(root, modelsDir), wallSeconds: (performance.now() - t0) / 1000, options: argv.filter((a) => a.startsWith('--')).join(' '),
+      dirty, modelsDir: `${modelsDir} (${existsSync(modelsDir) ? readdirSync(modelsDir).filter((m) => !m.startsWith('.')).join(', ') : 'absent'})`, wallSeconds: (performance.now() - t0) / 1000, options: argv.filter((a) => a.startsWith('--')).join(' '),
     };
     return { items, info };
   } finally {

@@ -19,8 +19,8 @@ Sample rates: every score here is defined at 16 kHz (PESQ's wideband mode takes 
 scipy.signal.resample_poly (polyphase FIR, Kaiser window beta 5, the rate ratio reduced by the gcd) after averaging
 its channels to mono, and the output says so in "resampled_from". The references of the corpus pairs are 16 kHz mono.
 
-Cache: with --cache, scores are kept by the sha256 of the file's bytes and of its reference's (and this script's own
-source), so a rerun scores only outputs that changed; the same bytes give the same scores.
+Cache: with --cache, scores are kept by the sha256 of the file's bytes and of its reference's, SCORER_VERSION and the
+scorers' package versions, so a rerun scores only outputs that changed; the same bytes give the same scores.
 
 Lengths: an enhanced file and its reference are compared over their common length when they differ by at most
 LENGTH_SLACK_S (codec padding, a stage's tail); a larger difference means the chain cut audio (long_silences,
@@ -63,11 +63,30 @@ def si_sdr(est: np.ndarray, ref: np.ndarray) -> float:
     return 10 * math.log10(max(float(np.dot(target, target)), 1e-20) / max(float(np.dot(noise, noise)), 1e-20))
 
 
+_DNSMOS = None
+
+
 def dnsmos(x: np.ndarray) -> dict[str, float]:
+    """speechmos' DNSMOS (its models, features and calibration, called as speechmos.dnsmos.run calls it), with ONNX
+    Runtime's idle threads told not to spin: on a shared machine spinning burns the cores other work waits for."""
+    global _DNSMOS
+    import onnxruntime as ort
     from speechmos import dnsmos as dm
 
+    if _DNSMOS is None:
+        models = os.path.join(os.path.dirname(os.path.abspath(dm.__file__)), "dnsmos_models")
+
+        class Dnsmos(dm.DNSMOS):
+            def __init__(self) -> None:  # noqa: D107 - the parent's, with session options
+                so = ort.SessionOptions()
+                so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                self.primary_model_path = os.path.join(models, "sig_bak_ovr.onnx")
+                self.onnx_sess = ort.InferenceSession(self.primary_model_path, so)
+                self.p808_onnx_sess = ort.InferenceSession(os.path.join(models, "model_v8.onnx"), so)
+
+        _DNSMOS = Dnsmos()
     # The DNSMOS models take float audio in [-1, 1] (speechmos refuses anything outside); a decoded WAV already is.
-    r = dm.run(np.clip(x, -1.0, 1.0).astype(np.float32), sr=RATE)
+    r = _DNSMOS(np.clip(x, -1.0, 1.0).astype(np.float32), RATE, False)
     return {"dnsmos_sig": float(r["sig_mos"]), "dnsmos_bak": float(r["bak_mos"]), "dnsmos_ovrl": float(r["ovrl_mos"]), "dnsmos_p808": float(r["p808_mos"])}
 
 
@@ -118,8 +137,25 @@ def digest(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
+# Bumped whenever what a score means changes here; with the scorers' versions it keys the cache.
+SCORER_VERSION = "1"
+
+
+def versions() -> str:
+    from importlib.metadata import version
+
+    return ",".join(f"{p}={version(p)}" for p in ("pesq", "pystoi", "speechmos", "onnxruntime", "scipy"))
+
+
 def cache_key(item: dict) -> str:
-    return ":".join([digest(__file__), digest(item["file"]), digest(item["reference"]) if item.get("reference") else "-"])
+    return ":".join([SCORER_VERSION, versions(), digest(item["file"]), digest(item["reference"]) if item.get("reference") else "-"])
+
+
+def save_cache(path: str, cache: dict) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(cache, f)
+    os.replace(path + ".tmp", path)
 
 
 def main(argv: list[str]) -> int:
@@ -151,12 +187,13 @@ def main(argv: list[str]) -> int:
             results.append(scored)
         if (i + 1) % 25 == 0:
             print(f"scored {i + 1}/{len(items)} ({reused} from the cache)", file=sys.stderr)
+            # Kept as it goes, so an interrupted run's work is not lost to the next one.
+            if cache_path:
+                save_cache(cache_path, cache)
     with open(args[1], "w", encoding="utf-8") as f:
         json.dump(results, f, indent=1)
     if cache_path:
-        os.makedirs(os.path.dirname(os.path.abspath(cache_path)), exist_ok=True)
-        with open(cache_path, "w", encoding="utf-8") as f:
-            json.dump(cache, f)
+        save_cache(cache_path, cache)
     print(f"scored {len(items)} files, {reused} from the cache", file=sys.stderr)
     return 0
 
