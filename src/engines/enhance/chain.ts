@@ -104,7 +104,11 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
   let separation: EnhancePlan['separation'] = flags.has('keep_music') ? 'keep_music' : flags.has('remove_background_audio') ? 'voice' : undefined;
   // autoid on a voice over a music bed: the denoiser would take the music for noise and destroy it
   // (bench/results/enhance.md, keep_music (c)), so the voice is separated and cleaned alone, the music kept.
-  const autoMusic = flags.has('autoid') && !separation && stats?.musicShare !== undefined && stats.musicShare >= MUSIC_PRESENT_SHARE;
+  // Mains hum is a row of steady tonal peaks, which the music detector reads as a bed (speechbrain's noise1, a 50 Hz hum
+  // with odd harmonics, reads 75% music alone); separating it cost the corpus pair 0.6 PESQ against denoising it
+  // (bench/results/enhance-autoid.md), so with hum heard the music share is not trusted.
+  const humHeard = flags.has('autoid') && !!stats && heardHum(stats);
+  const autoMusic = flags.has('autoid') && !separation && stats?.musicShare !== undefined && stats.musicShare >= MUSIC_PRESENT_SHARE && !humHeard;
   if (autoMusic) {
     separation = 'keep_music';
     want('separate', `autoid: music under the speech in ${(stats.musicShare! * 100).toFixed(0)}% of the pauses: speech cleaned alone, music kept`);
@@ -138,7 +142,8 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
       }
     }
     const hum = stats.hum;
-    if (hum?.mainsHz && hum.lines.length && hum.levelDbfs + levelGain(stats) > AUDIBLE_HUM_DBFS) {
+    if (hum && humHeard) {
+      if (stats.musicShare !== undefined && stats.musicShare >= MUSIC_PRESENT_SHARE) notes.push(`the music detector's ${(stats.musicShare * 100).toFixed(0)}% is taken for the hum's harmonics: not separated`);
       want('dehum', `autoid: ${hum.mainsHz} Hz mains hum (lines at ${hum.lines.map((l) => l.hz).join(', ')} Hz, up to ${Math.max(...hum.lines.map((l) => l.prominenceDb)).toFixed(0)} dB above their neighbourhood): notched out`);
       dehum = hum.lines.map((l) => l.hz);
     }
@@ -157,6 +162,12 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
     stages: STAGE_ORDER.filter((s) => reasons[s]), reasons, ...(separation ? { separation } : {}), ...(disfluencies.length ? { disfluencies } : {}),
     ...(dehum && reasons.dehum ? { dehum } : {}),
   };
+}
+
+/** Hum that levelling leaves audible (detect-hum.ts lines). */
+function heardHum(stats: InputStats): boolean {
+  const hum = stats.hum;
+  return !!hum?.mainsHz && hum.lines.length > 0 && hum.levelDbfs + levelGain(stats) > AUDIBLE_HUM_DBFS;
 }
 
 /** dB that normalize will add (the floor and any hum rise with the voice). */
@@ -189,6 +200,7 @@ function listen(stats: InputStats, want: (stage: StageName, why: string) => void
     notes.push(`noise floor ${heard.toFixed(0)} dB(A) FS once levelled, ${gap} dB under the speech: left alone`);
   }
   const t60 = stats.t60;
+  if (t60 === null) notes.push('reverberation not measured (too few clean decays, as in far-field or noisy recordings): not dereverberated; remove_reverb asks for it');
   if (t60 != null && t60 >= AUTO_DEREVERB_MIN_T60) {
     if (!steady) want('dereverb', `autoid: estimated T60 ${t60.toFixed(2)} s (>= ${AUTO_DEREVERB_MIN_T60}) over a floor that is no steady noise (its band levels spread ${n.spreadDb.toFixed(0)} dB): the room's reverberation`);
     else notes.push(`decays measure T60 ${t60.toFixed(2)} s, but a steady noise floor slows them as much as a room would: not dereverberated`);

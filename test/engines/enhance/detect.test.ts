@@ -147,6 +147,10 @@ describe('autoid listens (chain.ts planEnhancement with detect.ts figures)', () 
     expect(noisy.reasons.autoid).toMatch(/T60 0.39 s, but a steady noise floor slows them/);
   });
 
+  it('says when the reverberation could not be measured', () => {
+    expect(planEnhancement(new Set(['autoid']), stats({ t60: null })).reasons.autoid).toMatch(/reverberation not measured/);
+  });
+
   it('speech close to its floor is denoised whatever the floor', () => {
     const plan = planEnhancement(new Set(['autoid']), stats({ noise: noise({ spreadDb: 12, snrDb: 20, floorDbA: -70 }) }));
     expect(plan.reasons.denoise).toBe('autoid: speech only 20 dB above its noise floor (< 25)');
@@ -161,6 +165,12 @@ describe('autoid listens (chain.ts planEnhancement with detect.ts figures)', () 
     expect(plan.dehum).toEqual([60, 120]);
     expect(plan.reasons.dehum).toMatch(/^autoid: 60 Hz mains hum \(lines at 60, 120 Hz/);
     expect(plan.reasons.autoid).toMatch(/clipping: 1.00% of the samples sit in flat tops at 0.0 dBFS/);
+    // Hum's harmonics read as a music bed to the music detector: with hum heard, no separation, and the reason says so.
+    const humMusic = planEnhancement(new Set(['autoid']), stats({ musicShare: 0.87, hum: { mainsHz: 50, lines: [{ hz: 50, prominenceDb: 26 }, { hz: 250, prominenceDb: 9 }], levelDbfs: -31 } }));
+    expect(humMusic.stages).not.toContain('separate');
+    expect(humMusic.stages[0]).toBe('dehum');
+    expect(humMusic.reasons.autoid).toMatch(/music detector's 87% is taken for the hum's harmonics/);
+    expect(planEnhancement(new Set(['autoid']), stats({ musicShare: 0.87 })).stages).toContain('separate');
     const faint = planEnhancement(new Set(['autoid']), stats({ hum: { mainsHz: 50, lines: [{ hz: 50, prominenceDb: 9 }], levelDbfs: -95 } }));
     expect(faint.stages).not.toContain('dehum');
   });
