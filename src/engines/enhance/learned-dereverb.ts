@@ -167,13 +167,23 @@ export interface DereverbRequest {
   executionProviders?: readonly string[];
   threads?: number;
   signal?: AbortSignal;
-  /** auto (default): the learned model when installed, else WPE; wpe: always WPE; learned: as auto, said when missing. */
+  /** auto (default): the learned model when installed (and, on CPU, the input short enough), else WPE; wpe: always WPE; learned: when installed, whatever the length. */
   preference?: DereverbPreference;
   /** Why the learned model could not be had (its automatic download failed), said in `why`. */
   problem?: string;
   /** WPE's options when WPE runs. */
   wpe?: DereverbOptions;
+  /**
+   * With `cpuMaxSeconds`: the input's length. On CPU alone (no accelerator among `executionProviders`) the learned
+   * model costs about 7 s per second of audio on 2 cores (the same network as Kim's Mel-Band RoFormer,
+   * bench/results/separation-cost.md), so an input longer than `cpuMaxSeconds` gets WPE under `auto`, with the reason.
+   */
+  inputSeconds?: number;
+  cpuMaxSeconds?: number;
 }
+
+/** Measured RTF of this network size on 2 CPU cores (Mel-Band RoFormer Kim: 6.4 on 10 s, 7.1 on 60 s). */
+export const LEARNED_DEREVERB_CPU_RTF = 7;
 
 export interface CreatedDereverb {
   stage: AudioStage;
@@ -183,8 +193,25 @@ export interface CreatedDereverb {
   why: string;
 }
 
-/** The learned models a request would download for dereverberation (the first catalogued one that may be pulled). */
-export function dereverbPullPlan(models: ModelSource): ModelEntry[] {
+/** Why WPE runs whatever is installed (the preference, the layout, the length on CPU alone), or null. */
+function learnedRuledOut(r: Omit<DereverbRequest, 'models' | 'sampleRate' | 'channels'> & { channels?: number }): string | null {
+  if (r.preference === 'wpe') return 'WPE (ENHANCE_DEREVERB=wpe)';
+  if (r.channels !== undefined && r.channels > 2) return `WPE: the learned model takes mono or stereo, the input has ${r.channels} channels`;
+  const cpuOnly = !(r.executionProviders ?? ['cpu']).some((p) => p !== 'cpu');
+  if (r.preference !== 'learned' && cpuOnly && r.inputSeconds !== undefined && r.cpuMaxSeconds !== undefined && r.inputSeconds > r.cpuMaxSeconds) {
+    const minutes = (r.inputSeconds * LEARNED_DEREVERB_CPU_RTF) / 60;
+    return `WPE: the learned model on CPU alone would take about ${minutes.toFixed(0)} min for ${(r.inputSeconds / 60).toFixed(1)} min of audio (over the ${r.cpuMaxSeconds} s limit for CPU)`;
+  }
+  return null;
+}
+
+/**
+ * The learned models a request would download for dereverberation (the first catalogued one that may be pulled):
+ * none when one is installed, or when the request would get WPE anyway (`request`: the same fields as
+ * createDereverbStage's).
+ */
+export function dereverbPullPlan(models: ModelSource, request: Omit<DereverbRequest, 'models' | 'sampleRate' | 'channels'> & { channels?: number } = {}): ModelEntry[] {
+  if (learnedRuledOut(request)) return [];
   const candidates = dereverbModels(models.catalog);
   if (candidates.some(({ entry }) => verifiedModelSync(models, entry.name).ok)) return [];
   const first = candidates.find(({ meta }) => meta.autoPull !== false);
@@ -194,8 +221,8 @@ export function dereverbPullPlan(models: ModelSource): ModelEntry[] {
 /** The dereverberation stage the chain runs: the installed learned model (first in catalog order), else WPE. */
 export async function createDereverbStage(r: DereverbRequest): Promise<CreatedDereverb> {
   const wpe = (why: string): CreatedDereverb => ({ stage: new DereverbStage(r.sampleRate, r.channels, r.wpe), kind: 'wpe', why });
-  if (r.preference === 'wpe') return wpe('WPE (ENHANCE_DEREVERB=wpe)');
-  if (r.channels > 2) return wpe(`WPE: the learned model takes mono or stereo, the input has ${r.channels} channels`);
+  const out = learnedRuledOut(r);
+  if (out) return wpe(out);
   const candidates = dereverbModels(r.models.catalog);
   const problems: string[] = [];
   for (const { entry, meta } of candidates) {

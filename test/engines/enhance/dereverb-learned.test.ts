@@ -125,3 +125,23 @@ describe('createDereverbStage', () => {
     expect((await createDereverbStage({ sampleRate: 16000, channels: 4, models })).kind).toBe('wpe');
   });
 });
+
+describe('createDereverbStage on CPU alone', () => {
+  it('a long input gets WPE with the time the learned model would take; a short one, an accelerator or `learned` do not', async () => {
+    // No model installed: the length rule decides before anything is loaded, and its reason is the one given.
+    const models = { modelsDir: join(tmpdir(), 'soundry-no-such-models-dir') };
+    const long = await createDereverbStage({ sampleRate: 16000, channels: 1, models, inputSeconds: 3600, cpuMaxSeconds: 600 });
+    expect(long.kind).toBe('wpe');
+    expect(long.why).toMatch(/about 420 min for 60\.0 min of audio/);
+    const short = await createDereverbStage({ sampleRate: 16000, channels: 1, models, inputSeconds: 60, cpuMaxSeconds: 600 });
+    expect(short.why).toMatch(/no learned dereverberation model installed/);
+    const gpu = await createDereverbStage({ sampleRate: 16000, channels: 1, models, inputSeconds: 3600, cpuMaxSeconds: 600, executionProviders: ['cuda', 'cpu'] });
+    expect(gpu.why).toMatch(/no learned dereverberation model installed/);
+    const forced = await createDereverbStage({ sampleRate: 16000, channels: 1, models, inputSeconds: 3600, cpuMaxSeconds: 600, preference: 'learned' });
+    expect(forced.why).toMatch(/no learned dereverberation model installed/);
+    // Nothing is downloaded for a request that would get WPE anyway.
+    expect(dereverbPullPlan(models, { inputSeconds: 3600, cpuMaxSeconds: 600 })).toEqual([]);
+    expect(dereverbPullPlan(models, { preference: 'wpe' })).toEqual([]);
+    expect(dereverbPullPlan(models, { inputSeconds: 60, cpuMaxSeconds: 600 }).map((e) => e.name)).toEqual(['dereverb-mel-band-roformer-anvuew']);
+  });
+});
