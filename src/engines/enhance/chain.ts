@@ -188,10 +188,10 @@ function listen(stats: InputStats, want: (stage: StageName, why: string) => void
   const gain = levelGain(stats);
   const steady = n.spreadDb < STEADY_FLOOR_SPREAD_DB;
   const heard = n.floorDbA + gain;
-  const kind = n.hissShare >= HISS_SHARE ? 'broadband hiss' : 'low-frequency noise';
+  const kind = n.hissShare >= HISS_SHARE ? 'broadband hiss' : 'noise (mostly under 2 kHz)';
   const gap = n.snrDb.toFixed(0);
   if (steady && heard > AUDIBLE_FLOOR_DBFS) {
-    want('denoise', `autoid: steady ${kind} ${gap} dB under the speech, at ${heard.toFixed(0)} dB(A) FS once levelled (audible: ACX's noise floor limit is ${AUDIBLE_FLOOR_DBFS} dBFS)`);
+    want('denoise', `autoid: steady ${kind} ${gap} dB under the speech, at ${heard.toFixed(0)} dB(A) FS once levelled (heard in the pauses: above ${AUDIBLE_FLOOR_DBFS} dBFS, ACX's noise floor limit, here A-weighted)`);
   } else if (n.snrDb < AUTO_DENOISE_MAX_GAP_DB) {
     want('denoise', `autoid: speech only ${gap} dB above its noise floor (< ${AUTO_DENOISE_MAX_GAP_DB})`);
   } else if (stats.snrDb < 30) {
