@@ -173,6 +173,8 @@ export interface DereverbRequest {
   problem?: string;
   /** WPE's options when WPE runs. */
   wpe?: DereverbOptions;
+  /** remove_echo was asked: WPE predicts from ECHO_PREDICTION_SECONDS of past frames (discrete echoes need it). */
+  echo?: boolean;
   /**
    * With `cpuMaxSeconds`: the input's length. On CPU alone (no accelerator among `executionProviders`) the learned
    * model costs about 7 s per second of audio on 2 cores (the same network as Kim's Mel-Band RoFormer,
@@ -181,6 +183,9 @@ export interface DereverbRequest {
   inputSeconds?: number;
   cpuMaxSeconds?: number;
 }
+
+/** WPE's prediction span for remove_echo (dereverb.ts `predictionSeconds` says what it measured). */
+export const ECHO_PREDICTION_SECONDS = 0.25;
 
 /** Measured RTF of this network size on 2 CPU cores (Mel-Band RoFormer Kim: 6.4 on 10 s, 7.1 on 60 s). */
 export const LEARNED_DEREVERB_CPU_RTF = 7;
@@ -220,7 +225,12 @@ export function dereverbPullPlan(models: ModelSource, request: Omit<DereverbRequ
 
 /** The dereverberation stage the chain runs: the installed learned model (first in catalog order), else WPE. */
 export async function createDereverbStage(r: DereverbRequest): Promise<CreatedDereverb> {
-  const wpe = (why: string): CreatedDereverb => ({ stage: new DereverbStage(r.sampleRate, r.channels, r.wpe), kind: 'wpe', why });
+  const wpeOpts: DereverbOptions = r.echo ? { predictionSeconds: ECHO_PREDICTION_SECONDS, ...r.wpe } : (r.wpe ?? {});
+  const wpe = (why: string): CreatedDereverb => ({
+    stage: new DereverbStage(r.sampleRate, r.channels, wpeOpts),
+    kind: 'wpe',
+    why: wpeOpts.predictionSeconds ? `${why} (predicting from ${wpeOpts.predictionSeconds} s for echoes)` : why,
+  });
   const out = learnedRuledOut(r);
   if (out) return wpe(out);
   const candidates = dereverbModels(r.models.catalog);

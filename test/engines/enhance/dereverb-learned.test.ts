@@ -89,6 +89,8 @@ describe('createDereverbStage', () => {
     expect(dereverbPullPlan({ modelsDir }).map((e) => e.name)).toEqual(['dereverb-mel-band-roformer-anvuew']);
     const failed = await createDereverbStage({ sampleRate: 16000, channels: 1, models: { modelsDir }, problem: 'download stalled' });
     expect(failed.why).toContain('download stalled');
+    const echo = await createDereverbStage({ sampleRate: 16000, channels: 1, models: { modelsDir }, echo: true });
+    expect(echo.why).toMatch(/predicting from 0\.25 s for echoes/);
   });
 
   it('the catalog entry describes a runnable model (meta checked), GPL-3.0 and pinned by sha256', () => {

@@ -41,3 +41,25 @@ describe.skipIf(!existsSync(dir + 'libri5703__sbrir3_rev.wav'))('WPE dereverbera
     expect(p20(y.channels[0]!)).toBeLessThan(p20(x.channels[0]!));
   });
 });
+
+describe('WPE on discrete echoes (predictionSeconds)', () => {
+  it('removes a 150 ms and a 300 ms echo when predicting from 0.25 s; 10 taps cannot reach them', async () => {
+    // A seeded speech-like signal (noise under a syllable-rate envelope) with two echoes, at 16 kHz.
+    let s = 12345;
+    const rnd = () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const n = 16000 * 8;
+    const dry = Float32Array.from({ length: n }, (_, i) => rnd() * Math.max(0, Math.sin((2 * Math.PI * 3.1 * i) / 16000)) ** 2 * (0.5 + 0.5 * Math.abs(Math.sin((2 * Math.PI * 0.4 * i) / 16000))));
+    const wet = Float32Array.from(dry);
+    for (const [d, g] of [[0.15, 0.5], [0.3, 0.25]] as const) {
+      const k = Math.round(d * 16000);
+      for (let i = k; i < n; i++) wet[i]! += g * dry[i - k]!;
+    }
+    const x = { sampleRate: 16000, channels: [wet] };
+    const base = siSdr(wet, dry);
+    const short = siSdr((await processWhole([new DereverbStage(16000, 1)], x, 4000)).channels[0]!, dry) - base;
+    const long = siSdr((await processWhole([new DereverbStage(16000, 1, { predictionSeconds: 0.25 })], x, 4000)).channels[0]!, dry) - base;
+    // Measured: +11.8 dB against +0.6 dB with the default 10 taps.
+    expect(long).toBeGreaterThan(6);
+    expect(long).toBeGreaterThan(short + 5);
+  });
+});
