@@ -1,7 +1,7 @@
 import type { AudioData } from '../../media/audio.js';
 import { jsFftProvider, type FftProvider, type RealFft } from '../../media/dsp/fft.js';
 import { hannWindow } from '../../media/dsp/stft.js';
-import { FrameLevels, type AnalysisPass } from './stage.js';
+import type { AnalysisPass } from './stage.js';
 
 /**
  * What autoid listens for before it plans (chain.ts): the noise floor under the speech and its spectrum (broadband
@@ -263,66 +263,5 @@ export class NoiseFloorAnalysis implements AnalysisPass<NoiseProfile> {
       frames: this.frames,
       ...clip,
     };
-  }
-}
-
-/** A decay counts only when it ends this far above the noise floor: a decay into the floor is slowed by it. */
-export const DECAY_FLOOR_MARGIN_DB = 10;
-
-/**
- * Blind T60 from the free decays of speech that stay clear of the noise floor. engine-choice.ts DecayStats takes the
- * steepest sustained decays of 20 ms frame levels; under noise they flatten into the floor, so dry noisy files measured
- * 0.20-0.47 s, as long as reverberant clean ones (0.26-0.44 s), and autoid could not dereverberate anything noisy.
- * Here each decay is kept with the level it ends at (a bounded 2-D histogram), and at the end only those ending
- * DECAY_FLOOR_MARGIN_DB above the floor (the 10th percentile of the frame levels) are used.
- */
-export class FloorAwareDecay implements AnalysisPass<{ t60: number | null; decays: number }> {
-  private readonly frames: FrameLevels;
-  private readonly levels = new Float64Array(8);
-  private count = 0;
-  /** rate (0..1000 dB/s in 5 dB/s bins) x end level (-150..+10 dB in 2 dB bins). */
-  private readonly hist = new Float64Array(200 * 80);
-  private readonly levelHist = new Float64Array(HIST_BINS);
-  private total = 0;
-
-  constructor(sampleRate: number) {
-    this.frames = new FrameLevels(sampleRate, 0.02, (db) => this.endFrame(db));
-  }
-
-  push(block: AudioData): void {
-    this.frames.push(block);
-  }
-
-  private endFrame(db: number): void {
-    this.levelHist[histBin(db)]! += 1;
-    this.total++;
-    const L = this.levels;
-    L[this.count & 7] = db;
-    this.count++;
-    if (this.count < 5) return;
-    // As DecayStats: 5 frames (80 ms between ends) falling monotonically by >= 8 dB, above digital silence.
-    const at = (k: number) => L[(this.count - 5 + k) & 7]!;
-    for (let k = 1; k < 5; k++) if (at(k) > at(k - 1) + 0.5) return;
-    const drop = at(0) - at(4);
-    if (drop < 8 || at(0) < -90) return;
-    const rate = Math.min(199, Math.floor(drop / (4 * 0.02) / 5));
-    const end = Math.max(0, Math.min(79, Math.floor((at(4) + 150) / 2)));
-    this.hist[rate * 80 + end]! += 1;
-  }
-
-  result(): { t60: number | null; decays: number } {
-    if (this.total === 0) return { t60: null, decays: 0 };
-    const floor = quantileDb(this.levelHist, this.total, FLOOR_QUANTILE);
-    const minEnd = Math.max(0, Math.ceil((floor + DECAY_FLOOR_MARGIN_DB + 150) / 2));
-    const byRate = new Float64Array(200);
-    for (let r = 0; r < 200; r++) for (let e = minEnd; e < 80; e++) byRate[r] = byRate[r]! + this.hist[r * 80 + e]!;
-    const n = byRate.reduce((a, v) => a + v, 0);
-    if (n < 5) return { t60: null, decays: n };
-    let run = 0;
-    for (let b = 199; b >= 0; b--) {
-      run += byRate[b]!;
-      if (run >= 0.1 * n) return { t60: 60 / ((b + 0.5) * 5), decays: n };
-    }
-    return { t60: null, decays: n };
   }
 }
