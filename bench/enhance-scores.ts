@@ -165,6 +165,9 @@ async function measure(argv: string[]): Promise<{ items: ScoredItem[]; info: Run
   const t0 = performance.now();
   const started = new Date().toISOString();
   const loadBefore = loadavg();
+  // The outputs are made first, from the tree as it is now (other sessions commit while the scorer runs).
+  const head = git(['log', '-1', '--format=%h %s']).trim();
+  const dirty = git(['status', '--porcelain', '--', 'src', 'bench', 'harness']).split('\n').filter(Boolean).map((l) => l.slice(3));
   const systemList = await systems(get('--systems')?.split(',') ?? null);
   const list = inputs(quick, !argv.includes('--no-real'));
   const tmp = mkdtempSync(join(tmpdir(), 'enh-scores-'));
@@ -199,9 +202,8 @@ async function measure(argv: string[]): Promise<{ items: ScoredItem[]; info: Run
     const scored = ScoredItems.parse(JSON.parse(readFileSync(scoredPath, 'utf8')));
     // Temporary paths mean nothing once the run is over: keep the corpus-relative ones only.
     const items = scored.map((it) => ({ ...it, file: it.file.startsWith(tmp) ? '(temporary output)' : relative(root, it.file), ...(it.reference ? { reference: relative(root, it.reference) } : {}) }));
-    const dirty = git(['status', '--porcelain', '--', 'src', 'bench', 'harness']).split('\n').filter(Boolean).map((l) => l.slice(3));
     const info: RunInfo = {
-      started, finished: new Date().toISOString(), machine: machine(), loadBefore, loadAfter: loadavg(), head: git(['log', '-1', '--format=%h %s']).trim(),
+      started, finished: new Date().toISOString(), machine: machine(), loadBefore, loadAfter: loadavg(), head,
       dirty, modelsDir: `${modelsDir} (${existsSync(modelsDir) ? readdirSync(modelsDir).filter((m) => !m.startsWith('.')).join(', ') : 'absent'})`, wallSeconds: (performance.now() - t0) / 1000, options: argv.filter((a) => a.startsWith('--')).join(' '),
     };
     return { items, info };

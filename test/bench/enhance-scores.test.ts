@@ -97,6 +97,6 @@ describe('enhance-scores bench logic', () => {
     expect(md.startsWith(`${SECTION}\n`)).toBe(true);
     expect(md).toContain('+autoeq: PESQ -0.20, STOI +0.000, DNSMOS OVRL +0.20, SI-SDR -4.00 dB');
     expect(md).toContain('| unprocessed | 3.00 | 3.00 | 2.50 | 3.00 | 2.50 |');
-    expect(md).toContain('`abc123 msg` with 1 paths');
+    expect(md).toContain('`abc123 msg` when the run started, with 1 paths');
   });
 });
