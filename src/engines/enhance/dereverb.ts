@@ -13,9 +13,9 @@ export interface DereverbOptions {
   taps?: number;
   /**
    * Taps enough to predict from this many seconds of past frames (overrides `taps`). Discrete echoes need it: with
-   * 10 taps (80-120 ms) WPE gains -0.6 to +1.1 dB SI-SDR on speech with echoes at 100-500 ms, with 0.25 s +2.6 to
-   * +3.8 dB (three corpus utterances, 16 kHz), and on the reverberant pairs +0.89 dB against +0.81, at about 5.6x the
-   * cost (the statistics grow with taps squared).
+   * 10 taps (80-120 ms) WPE gains -0.6 to +1.1 dB SI-SDR on speech with echoes at 100-500 ms, with 0.25 s (32 taps at
+   * 16 kHz) +2.7 to +3.7 dB (three corpus utterances; bench/results/dereverb.md), and about +0.9 dB on the reverberant
+   * pairs against +0.81, at about 6x the cost (the statistics grow with taps squared).
    */
   predictionSeconds?: number;
   iterations?: number;
