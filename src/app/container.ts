@@ -306,6 +306,8 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
           creditsPerMinute: config.CREDITS_PER_MINUTE,
           targetLufs: config.ENHANCE_LOUDNESS_LUFS,
           denoiser: config.ENHANCE_DENOISER,
+          dereverb: config.ENHANCE_DEREVERB,
+          dereverbCpuMaxSeconds: config.ENHANCE_DEREVERB_CPU_MAX_SECONDS,
         }),
         separation: new SeparationHandler({ threads, blobs, input, media, maxSeconds: config.SEPARATION_MAX_SECONDS, creditsPerMinute: config.CREDITS_PER_MINUTE }),
         podcast_script: new PodcastScriptHandler({

@@ -139,6 +139,13 @@ const EnvSchema = z.object({
   ENHANCE_LOUDNESS_LUFS: num(-40, -5).default(-16),
   /** remove_noise engine: auto picks DTLN on dry input, GTCRN otherwise, RNNoise when no model is installed. */
   ENHANCE_DENOISER: z.enum(['auto', 'deepfilternet3', 'rnnoise', 'dtln', 'gtcrn', 'spectral']).default('auto'),
+  /**
+   * remove_reverb / studio_sound engine: auto runs the learned model (catalog-dereverb.ts) when installed and, on CPU
+   * alone, for input up to ENHANCE_DEREVERB_CPU_MAX_SECONDS (it costs about 7 s per second of audio on 2 cores);
+   * learned whatever the length; wpe always the built-in WPE.
+   */
+  ENHANCE_DEREVERB: z.enum(['auto', 'learned', 'wpe']).default('auto'),
+  ENHANCE_DEREVERB_CPU_MAX_SECONDS: int(0, 86400).default(300),
   /** Chunk worker threads of one enhancement run (long files are cut into chunks run side by side; docs/api.md); unset: every core. */
   ENHANCE_THREADS: int(1, 64).optional(),
   SEPARATION_MAX_SECONDS: int(1, 86400).default(3600),

@@ -1,11 +1,11 @@
 import { tmpdir } from 'node:os';
 import type { AudioData } from '../../media/audio.js';
 import { FrameLevels, type AudioStage, type AnalysisPass } from './stage.js';
-import { chooseDenoiser, createChosenDenoiser, createVad, type DenoiserPreference, type DenoiserProblems } from './engine-choice.js';
+import { chooseDenoiser, createChosenDenoiser, createVad, isNeuralDenoiser, type DenoiserPreference, type DenoiserProblems } from './engine-choice.js';
 import { RnnoiseStage } from './denoise.js';
 import { pickVocalEngine, SeparationStage } from './separate.js';
 import type { SeparationEngine } from '../separation/engine.js';
-import { DereverbStage } from './dereverb.js';
+import { createDereverbStage, type DereverbPreference } from './learned-dereverb.js';
 import { DeclickStage } from './declick.js';
 import { LongSilenceStage } from './silences.js';
 import { DisfluencyStage } from './fillers.js';
@@ -91,6 +91,8 @@ export interface EnhancePlan {
   reasons: Record<string, string>;
   /** The hum lines `dehum` notches out, Hz. */
   dehum?: number[];
+  /** remove_echo without remove_reverb: dereverb predicts from far enough back to reach discrete echoes. */
+  echo?: boolean;
 }
 
 export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputStats | null): EnhancePlan {
@@ -122,6 +124,7 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
   }
   if (flags.has('remove_noise')) want('denoise', 'remove_noise');
   if (flags.has('remove_reverb') || flags.has('remove_echo')) want('dereverb', flags.has('remove_reverb') ? 'remove_reverb' : 'remove_echo');
+  const echo = flags.has('remove_echo') && !flags.has('remove_reverb') && !flags.has('studio_sound');
   const disfluencies = (['fillers', 'hesitations', 'stutters'] as const).filter((f) => flags.has(f));
   if (disfluencies.length) want('disfluency', disfluencies.join('+'));
   if (flags.has('long_silences')) want('long_silences', 'long_silences');
@@ -160,7 +163,7 @@ export function planEnhancement(flags: ReadonlySet<EnhanceFlag>, stats: InputSta
   }
   return {
     stages: STAGE_ORDER.filter((s) => reasons[s]), reasons, ...(separation ? { separation } : {}), ...(disfluencies.length ? { disfluencies } : {}),
-    ...(dehum && reasons.dehum ? { dehum } : {}),
+    ...(dehum && reasons.dehum ? { dehum } : {}), ...(echo && reasons.dereverb ? { echo } : {}),
   };
 }
 
@@ -228,6 +231,13 @@ export interface StageContext {
   denoiserProblems?: DenoiserProblems;
   /** Blind reverberation estimate of the input (engine-choice.ts DecayStats), when analysed. */
   t60?: number | null;
+  /** ENHANCE_DEREVERB (default auto: the learned model when installed and, on CPU alone, the input short enough). */
+  dereverb?: DereverbPreference;
+  /** Why the learned dereverberation model cannot be had (its automatic download failed). */
+  dereverbProblem?: string;
+  /** The input's length and ENHANCE_DEREVERB_CPU_MAX_SECONDS: longer input on CPU alone gets WPE, with the reason. */
+  inputSeconds?: number;
+  dereverbCpuMaxSeconds?: number;
   /** Separation engines to prefer over the built-in speech separator (neural ones, when installed). */
   separationEngines?: readonly SeparationEngine[];
   signal?: AbortSignal;
@@ -263,7 +273,7 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         // GTCRN +3.8 dB SI-SDR against +1.2/+0.9 dB), so voice isolation leaves the work to it.
         if (plan.separation === 'voice' && vocalEngine.engine.id === 'builtin-speech') {
           const denoiser = chooseDenoiser(c.denoiser ?? 'auto', models, c.t60 ?? null, plan.stages.includes('dereverb'), c.denoiserProblems);
-          if (denoiser.kind === 'dtln' || denoiser.kind === 'gtcrn') {
+          if (isNeuralDenoiser(denoiser.kind)) {
             notes.separate = `skipped: no neural vocal model installed; ${denoiser.kind} on the whole mix removes the background better than the built-in separator`;
             break;
           }
@@ -276,7 +286,10 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
       case 'denoise': {
         const made = await createChosenDenoiser(
           c.denoiser ?? 'auto',
-          { sampleRate: c.sampleRate, channels: c.channels, models, ...(c.executionProviders ? { executionProviders: c.executionProviders } : {}) },
+          {
+            sampleRate: c.sampleRate, channels: c.channels, models,
+            ...(c.executionProviders ? { executionProviders: c.executionProviders } : {}), ...(c.signal ? { signal: c.signal } : {}),
+          },
           c.t60 ?? null,
           plan.stages.includes('dereverb'),
           c.denoiserProblems,
@@ -286,10 +299,22 @@ export async function buildStages(plan: EnhancePlan, c: StageContext): Promise<{
         notes.denoise = made.why;
         break;
       }
-      case 'dereverb':
-        (voice ?? stages).push(new DereverbStage(c.sampleRate, c.channels));
-        engines.push('wpe');
+      case 'dereverb': {
+        // remove_echo alone goes to WPE predicting from 0.25 s back: it reaches discrete echoes (+2.7 to +3.7 dB SI-SDR
+        // on corpus speech with 100-500 ms echoes, bench/results/dereverb.md), while the learned model was trained on
+        // reverberation only and its effect on echoes is unmeasured.
+        const made = await createDereverbStage({
+          sampleRate: c.sampleRate, channels: c.channels, models,
+          ...(c.executionProviders ? { executionProviders: c.executionProviders } : {}), ...(c.signal ? { signal: c.signal } : {}),
+          preference: plan.echo ? 'wpe' : (c.dereverb ?? 'auto'), echo: plan.echo === true,
+          ...(c.dereverbProblem ? { problem: c.dereverbProblem } : {}),
+          ...(c.inputSeconds !== undefined && c.dereverbCpuMaxSeconds !== undefined ? { inputSeconds: c.inputSeconds, cpuMaxSeconds: c.dereverbCpuMaxSeconds } : {}),
+        });
+        (voice ?? stages).push(made.stage);
+        engines.push(made.kind === 'wpe' ? 'wpe' : `roformer-dereverb:${made.model}`);
+        notes.dereverb = plan.echo ? `WPE predicting from 0.25 s back, which reaches discrete echoes` : made.why;
         break;
+      }
       case 'disfluency': {
         const d = new Set(plan.disfluencies ?? []);
         stages.push(await DisfluencyStage.create(c.sampleRate, c.channels, { fillers: d.has('fillers'), hesitations: d.has('hesitations'), stutters: d.has('stutters') }));

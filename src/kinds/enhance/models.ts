@@ -11,6 +11,7 @@ import type { EnhanceFlag } from '../../domain/vocabulary.js';
 import { MODEL_CATALOG, type ModelEntry } from '../../models/catalog.js';
 import type { AutoPuller } from '../../models/auto-pull.js';
 import { verifiedModelSync } from '../../models/verified.js';
+import { dereverbPullPlan, type DereverbPreference } from '../../engines/enhance/learned-dereverb.js';
 
 const NEURAL: readonly string[] = ['deepfilternet3', 'dtln', 'gtcrn'] satisfies readonly NeuralDenoiser[];
 const isNeural = (name: string): name is NeuralDenoiser => NEURAL.includes(name);
@@ -37,6 +38,12 @@ export interface EnhancePullOptions {
   baseUrl?: string;
   signal: AbortSignal;
   onProgress(fraction: number): void;
+  /**
+   * The learned dereverberation model is pulled only for remove_reverb and studio_sound, never for autoid (whose
+   * stages are not known yet: 913 MB for a stage that may not run) nor remove_echo alone (WPE serves it), and only
+   * when it would run: dereverbPullPlan rules it out for long input on CPU alone.
+   */
+  dereverb?: { preference: DereverbPreference; inputSeconds: number; cpuMaxSeconds: number; executionProviders?: readonly string[] };
 }
 
 /** What the downloads left to say: per stage (Silero for long_silences), and per denoiser for the chain's choice. */
@@ -45,6 +52,8 @@ export interface EnhancePullOutcome {
   notes: Record<string, string>;
   /** DeepFilterNet3 / DTLN / GTCRN -> why it could not be installed: the denoiser choice passes it over and says why. */
   denoisers: DenoiserProblems;
+  /** Why the learned dereverberation model could not be installed: dereverb then runs WPE and says why. */
+  dereverbProblem?: string;
 }
 
 const bytesOf = (e: ModelEntry) => e.files.reduce((m, f) => m + f.sizeBytes, 0);
@@ -64,6 +73,11 @@ export async function pullEnhanceModels(puller: AutoPuller, flags: readonly Enha
     .filter((e) => !verifiedModelSync(source, e.name).ok)
     .map((entry) => ({ stage, entry }));
   const missing = Object.entries(wanted).flatMap(([stage, names]) => missingOf(stage, names));
+  if (opts.dereverb && (flags.includes('remove_reverb') || flags.includes('studio_sound'))) {
+    const { preference, inputSeconds, cpuMaxSeconds, executionProviders } = opts.dereverb;
+    const plan = dereverbPullPlan(source, { preference, inputSeconds, cpuMaxSeconds, ...(executionProviders ? { executionProviders } : {}) });
+    missing.push(...plan.map((entry) => ({ stage: 'dereverb', entry })));
+  }
   const out: EnhancePullOutcome = { notes: {}, denoisers: {} };
   let total = missing.reduce((n, m) => n + bytesOf(m.entry), 0);
   let before = 0;
@@ -81,6 +95,7 @@ export async function pullEnhanceModels(puller: AutoPuller, flags: readonly Enha
     if (!why) continue;
     const note = `automatic download failed: ${why}`;
     if (isNeural(entry.name)) out.denoisers[entry.name] = note;
+    else if (stage === 'dereverb') out.dereverbProblem = `${entry.name}: ${note}`;
     else out.notes[stage] = out.notes[stage] ? `${out.notes[stage]}; ${note}` : note;
     if (entry.name === 'deepfilternet3' && fallback.length) {
       // Right after it, so the progress stays in order: the fallbacks are fetched before the stages that follow.

@@ -8,6 +8,8 @@ import { LoudnessMeter } from '../../engines/enhance/loudness.js';
 import { aimedNormalize, LimiterAimPass, type LoudnessAim } from '../../engines/enhance/loudness-aim.js';
 import { DecayStats, type DenoiserPreference, type DenoiserProblems } from '../../engines/enhance/engine-choice.js';
 import { onnxDenoiserAvailable } from '../../engines/enhance/onnx-denoise.js';
+import { deepFilterAvailable } from '../../engines/enhance/deepfilter-stage.js';
+import type { DereverbPreference } from '../../engines/enhance/learned-dereverb.js';
 import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
 import { MusicDetector } from '../../engines/enhance/music-detect.js';
@@ -43,6 +45,9 @@ export interface EnhanceThreadInput {
   targetLufs: number;
   /** ENHANCE_DENOISER; auto when absent. */
   denoiser?: DenoiserPreference;
+  /** ENHANCE_DEREVERB and ENHANCE_DEREVERB_CPU_MAX_SECONDS; auto and no length limit when absent. */
+  dereverb?: DereverbPreference;
+  dereverbCpuMaxSeconds?: number;
   /** True-peak ceiling of the limiter, dBTP (podcasts aim it under their own ceiling); see MP3_CEILING_DBTP. */
   ceilingDbtp?: number;
   /** Every pass stops with a failure naming `maxSeconds` once the decoder yields more than this many frames. */
@@ -88,6 +93,8 @@ export interface EnhanceModels {
   executionProviders?: readonly string[];
   /** Denoisers whose automatic download failed, and why (the choice passes them over and says so). */
   denoiserProblems?: DenoiserProblems;
+  /** Why the learned dereverberation model's automatic download failed (dereverb then runs WPE and says so). */
+  dereverbProblem?: string;
 }
 
 export async function runEnhance(
@@ -115,7 +122,9 @@ export async function runEnhance(
   const models = { modelsDir: job.modelsDir, memo: new Map(), ...(env.catalog ? { catalog: env.catalog } : {}) };
   const planned = planEnhancement(flags, null).stages;
   const needsDecay = (job.denoiser ?? 'auto') === 'auto' && planned.includes('denoise') && !planned.includes('dereverb')
-    && !env.denoiserProblems?.dtln && onnxDenoiserAvailable(models, 'dtln');
+    && !env.denoiserProblems?.dtln && onnxDenoiserAvailable(models, 'dtln')
+    // auto runs DeepFilterNet3 whatever the decay when it is usable, so the estimate would be measured for nothing.
+    && (!!env.denoiserProblems?.deepfilternet3 || !deepFilterAvailable(models));
   if (needsSpectrum) {
     const spec = new SpectrumAnalysis(job.sampleRate);
     const meter = new LoudnessMeter(job.sampleRate, job.channels);
@@ -147,6 +156,8 @@ export async function runEnhance(
   const stageCtx = {
     sampleRate: job.sampleRate, channels: job.channels, modelsDir: job.modelsDir, spectrum, ...env,
     denoiser: job.denoiser ?? 'auto', t60, separationEngines, signal: ctx.signal, tmpDir: ctx.tmpDir,
+    ...(job.dereverb ? { dereverb: job.dereverb } : {}),
+    ...(job.dereverbCpuMaxSeconds !== undefined ? { dereverbCpuMaxSeconds: job.dereverbCpuMaxSeconds, inputSeconds: job.totalFrames / job.sampleRate } : {}),
   };
   const chainOpts: PlannedChainOptions = {
     threads: chunkThreads(run.threads), totalFrames: job.totalFrames, neuralSeparation: separationEngines.length > 0,
@@ -234,6 +245,10 @@ export function enhanceThread(env: ThreadEnv) {
       pulled = await pullEnhanceModels(puller, job.flags, job.denoiser ?? 'auto', {
         modelsDir: job.modelsDir, signal: ctx.signal, onProgress: (f) => ctx.onProgress(0.1 * f),
         ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.modelsBaseUrl ? { baseUrl: env.modelsBaseUrl } : {}),
+        dereverb: {
+          preference: job.dereverb ?? 'auto', inputSeconds: job.totalFrames / job.sampleRate,
+          cpuMaxSeconds: job.dereverbCpuMaxSeconds ?? Infinity, ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
+        },
       });
       runCtx = { ...ctx, onProgress: (f) => ctx.onProgress(0.1 + 0.9 * f) };
     }
@@ -243,7 +258,7 @@ export function enhanceThread(env: ThreadEnv) {
     }).pick(350);
     const models: EnhanceModels = {
       ...(env.catalog ? { catalog: env.catalog } : {}), ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
-      denoiserProblems: pulled.denoisers,
+      denoiserProblems: pulled.denoisers, ...(pulled.dereverbProblem ? { dereverbProblem: pulled.dereverbProblem } : {}),
     };
     const out = await runEnhance(job, runCtx, vocal.id === 'builtin-dsp' ? [] : [vocal], models, env.enhanceThreads ? { threads: env.enhanceThreads } : {});
     for (const [stage, why] of Object.entries(pulled.notes)) if (out.reasons[stage]) out.reasons[stage] += `; ${why}`;

@@ -13,6 +13,7 @@ import { decodedFrames, limitFrames, reservePrice } from '../decoded-length.js';
 import { ENHANCE_OVER_LIMIT_HINT, EnhanceParams, type EnhanceResult } from './contract.js';
 import type { EnhanceThreadInput } from './thread.js';
 import type { DenoiserPreference } from '../../engines/enhance/engine-choice.js';
+import type { DereverbPreference } from '../../engines/enhance/learned-dereverb.js';
 import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
 
 // Every PCM variant (pcm_u8, pcm_s24be, pcm_f64le, pcm_alaw...) is the WAV/AIFF family; these are the other lossless codecs.
@@ -46,6 +47,8 @@ export class EnhanceHandler implements TaskHandler {
       creditsPerMinute: number;
       targetLufs: number;
       denoiser?: DenoiserPreference;
+      dereverb?: DereverbPreference;
+      dereverbCpuMaxSeconds?: number;
     },
   ) {}
 
@@ -76,6 +79,8 @@ export class EnhanceHandler implements TaskHandler {
       ffmpeg: this.deps.media.ffmpeg,
       targetLufs: this.deps.targetLufs,
       denoiser: this.deps.denoiser ?? 'auto',
+      ...(this.deps.dereverb ? { dereverb: this.deps.dereverb } : {}),
+      ...(this.deps.dereverbCpuMaxSeconds !== undefined ? { dereverbCpuMaxSeconds: this.deps.dereverbCpuMaxSeconds } : {}),
       // Checked again in every pass, so the count above is never the only guard.
       maxFrames: limitFrames(this.deps.maxSeconds, info.sampleRate),
       maxSeconds: this.deps.maxSeconds,
