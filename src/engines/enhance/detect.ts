@@ -1,7 +1,7 @@
 import type { AudioData } from '../../media/audio.js';
 import { jsFftProvider, type FftProvider, type RealFft } from '../../media/dsp/fft.js';
 import { hannWindow } from '../../media/dsp/stft.js';
-import type { AnalysisPass } from './stage.js';
+import { FrameLevels, type AnalysisPass } from './stage.js';
 
 /**
  * What autoid listens for before it plans (chain.ts): the noise floor under the speech and its spectrum (broadband
@@ -263,5 +263,41 @@ export class NoiseFloorAnalysis implements AnalysisPass<NoiseProfile> {
       frames: this.frames,
       ...clip,
     };
+  }
+}
+
+/** Frame-energy statistics for autoid (bounded memory: a histogram of 50 ms frame levels). */
+export class EnergyStats implements AnalysisPass<{ snrDb: number; silenceRatio: number }> {
+  private readonly hist = new Float64Array(200); // -120 .. +0 dB in 0.6 dB bins
+  private readonly frames: FrameLevels;
+
+  constructor(sampleRate: number) {
+    this.frames = new FrameLevels(sampleRate, 0.05, (db) => {
+      this.hist[Math.max(0, Math.min(199, Math.floor((db + 120) / 0.6)))]! += 1;
+    });
+  }
+
+  push(block: AudioData): void {
+    this.frames.push(block);
+  }
+
+  private percentile(p: number): number {
+    const total = this.hist.reduce((a, b) => a + b, 0);
+    let run = 0;
+    for (let b = 0; b < 200; b++) {
+      run += this.hist[b]!;
+      if (run >= p * total) return -120 + b * 0.6;
+    }
+    return 0;
+  }
+
+  result(): { snrDb: number; silenceRatio: number } {
+    const total = this.hist.reduce((a, b) => a + b, 0);
+    if (total === 0) return { snrDb: 0, silenceRatio: 1 };
+    const loud = this.percentile(0.9);
+    const quiet = this.percentile(0.1);
+    let silent = 0;
+    for (let b = 0; b < 200; b++) if (-120 + b * 0.6 < loud - 35) silent += this.hist[b]!;
+    return { snrDb: loud - quiet, silenceRatio: silent / total };
   }
 }

@@ -13,10 +13,10 @@ import type { DereverbPreference } from '../../engines/enhance/learned-dereverb.
 import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
 import { MusicDetector } from '../../engines/enhance/music-detect.js';
-import { NoiseFloorAnalysis } from '../../engines/enhance/detect.js';
+import { EnergyStats, NoiseFloorAnalysis } from '../../engines/enhance/detect.js';
 import { HumDetector } from '../../engines/enhance/detect-hum.js';
 import { loadFftProvider } from '../../media/dsp/fft.js';
-import { buildStages, EnergyStats, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
+import { buildStages, planEnhancement, type EnhanceFlag, type InputStats } from '../../engines/enhance/chain.js';
 import { createSeparationEngine } from '../../engines/separation/select.js';
 import type { ThreadEnv } from '../threads.js';
 import { AutoPuller } from '../../models/auto-pull.js';
