@@ -29,7 +29,7 @@ function eqQuestion(all: readonly Aggregate[]): string {
   return [
     ...lines, '',
     `Against remove_noise alone (mean over the pairs): ${say('+autoeq', eq)}; ${say('+normalize', nz)}; ${say('+autoeq+normalize', both)}.`,
-    'SI-SDR is blind to a gain (normalize cannot move it) but not to EQ, which is a filter: a changed spectrum counts as distortion against the reference. PESQ aligns level itself and compares loudness-like spectra, so EQ moves it too; DNSMOS needs no reference and is the closest to "what a listener hears" here.',
+    'SI-SDR is blind to a gain (normalize moves it only through its peak limiter) but not to EQ, which is a filter: a changed spectrum, and the phase of its IIR sections, count as distortion against the reference. PESQ aligns level itself and compares loudness-like spectra, so EQ moves it too; DNSMOS needs no reference and is the closest to "what a listener hears" here.',
   ].join('\n');
 }
 
