@@ -156,6 +156,7 @@ export async function buildContainer(config: Config, logger: Logger, options: Co
       ...(config.MODELS_BASE_URL ? { modelsBaseUrl: config.MODELS_BASE_URL } : {}),
       executionProviders: onnx.providers,
       nice: config.ENGINE_NICE,
+      ...(config.ENHANCE_THREADS ? { enhanceThreads: config.ENHANCE_THREADS } : {}),
     }, onThreadError: (err) => logger.error({ err }, 'an engine thread failed outside a task (it could not start, or crashed)') }));
   const voiceSamples = voiceSampleRenderer(enginePool, media.ffmpeg);
   // Synchronous speech runs on this node's own engine threads (the short lane), like voice samples.

@@ -223,6 +223,12 @@ export function dereverbPullPlan(models: ModelSource, request: Omit<DereverbRequ
   return first ? [first.entry] : [];
 }
 
+/** Whether createDereverbStage would run a learned model for this request (one is verified and none of WPE's rules hold). */
+export function learnedDereverbWouldRun(models: ModelSource, request: Omit<DereverbRequest, 'models' | 'sampleRate' | 'channels'> & { channels?: number } = {}): boolean {
+  if (learnedRuledOut(request)) return false;
+  return dereverbModels(models.catalog).some(({ entry }) => verifiedModelSync(models, entry.name).ok);
+}
+
 /** The dereverberation stage the chain runs: the installed learned model (first in catalog order), else WPE. */
 export async function createDereverbStage(r: DereverbRequest): Promise<CreatedDereverb> {
   const wpeOpts: DereverbOptions = r.echo ? { predictionSeconds: ECHO_PREDICTION_SECONDS, ...r.wpe } : (r.wpe ?? {});

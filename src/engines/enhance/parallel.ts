@@ -61,8 +61,11 @@ export function chunkGeometry(sampleRate: number, channels: number, chunkSeconds
  * part that runs on the joined stream. `separate` runs per chunk only with the built-in separator: a neural vocal
  * model takes gigabytes and its own threads, so one instance runs it on the whole stream.
  */
-export function splitPlan(plan: EnhancePlan, neuralSeparation: boolean): { chunked: EnhancePlan; joined: EnhancePlan } {
-  let cut = plan.stages.findIndex((s) => s === 'normalize' || !LENGTH_PRESERVING.has(s) || (s === 'separate' && neuralSeparation));
+export function splitPlan(plan: EnhancePlan, neuralSeparation: boolean, learnedDereverb = false): { chunked: EnhancePlan; joined: EnhancePlan } {
+  // The learned dereverberation is a 913 MB network needing 2.3 GB per instance: like a neural vocal model, it runs
+  // once, on the joined stream, not once per chunk thread.
+  let cut = plan.stages.findIndex((s) => s === 'normalize' || !LENGTH_PRESERVING.has(s) || (s === 'separate' && neuralSeparation)
+    || (s === 'dereverb' && learnedDereverb));
   if (cut < 0) cut = plan.stages.length;
   return { chunked: { ...plan, stages: plan.stages.slice(0, cut) }, joined: { ...plan, stages: plan.stages.slice(cut) } };
 }

@@ -21,7 +21,8 @@ export interface ChunkRequest {
   id: number;
   input: AudioData;
 }
-export type ChunkReply = { id: number; ok: true; output: AudioData } | { id: number; ok: false; error: string };
+/** A chunk's output, with the engines and notes its stages were built with (the run reports the first chunk's). */
+export type ChunkReply = { id: number; ok: true; output: AudioData; engines: string[]; notes: Record<string, string> } | { id: number; ok: false; error: string };
 
 /**
  * Threads for one run: ENHANCE_THREADS when set, else every core the process may use (availableParallelism), at
@@ -38,6 +39,8 @@ export class ChunkWorkers {
   private readonly calls = new Map<number, { worker: Worker; resolve: (a: AudioData) => void; reject: (e: unknown) => void }>();
   private failure: unknown = null;
   private nextId = 0;
+  /** The engines and notes of the first chunk built: the run names them without building the stages itself. */
+  built: { engines: string[]; notes: Record<string, string> } | null = null;
   private readonly onAbort = () => this.fail(this.signal.reason ?? new Error('aborted'));
 
   constructor(count: number, init: ChunkWorkerInit, private readonly signal: AbortSignal) {
@@ -76,7 +79,10 @@ export class ChunkWorkers {
     const next = this.waiting.shift();
     if (next) next(w);
     else this.idle.push(w);
-    if (reply.ok) call.resolve(reply.output);
+    if (reply.ok) {
+      this.built ??= { engines: reply.engines, notes: reply.notes };
+      call.resolve(reply.output);
+    }
     else call.reject(new Error(`enhancement chunk failed: ${reply.error}`));
   }
 

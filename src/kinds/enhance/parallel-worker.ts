@@ -14,19 +14,19 @@ const init: ChunkWorkerInit = workerData;
 const port = parentPort;
 if (!port) throw new Error('parallel-worker.ts runs only as a worker thread');
 
-async function runChunk(req: ChunkRequest): Promise<AudioData> {
+async function runChunk(req: ChunkRequest): Promise<{ output: AudioData; engines: string[]; notes: Record<string, string> }> {
   // Never aborted from inside: the run that started this thread terminates it on abort.
   const signal = new AbortController().signal;
-  const { stages } = await buildStages(init.plan, { ...init.stages, signal });
+  const { stages, engines, notes } = await buildStages(init.plan, { ...init.stages, signal });
   const out: AudioData[] = [];
   await runChain(stages, blocksOf(req.input, init.blockFrames), async (b) => void out.push(b), { signal, onProgress: () => undefined });
-  return concatAudio(out, req.input.sampleRate, req.input.channels.length);
+  return { output: concatAudio(out, req.input.sampleRate, req.input.channels.length), engines, notes };
 }
 
 port.on('message', (req: ChunkRequest) => {
   runChunk(req).then(
-    (output) => {
-      const reply: ChunkReply = { id: req.id, ok: true, output };
+    ({ output, engines, notes }) => {
+      const reply: ChunkReply = { id: req.id, ok: true, output, engines, notes };
       port.postMessage(reply, output.channels.map((c) => c.buffer as ArrayBuffer));
     },
     (err: unknown) => {

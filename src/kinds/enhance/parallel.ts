@@ -17,6 +17,8 @@ export interface PlannedChainOptions {
   totalFrames: number;
   /** A neural vocal model separates: `separate` and what follows run once, on the joined stream. */
   neuralSeparation: boolean;
+  /** The learned dereverberation model will run (learnedDereverbWouldRun): `dereverb` and what follows run once too. */
+  learnedDereverb?: boolean;
   /** Chunk length (tests use short ones); default chunkGeometry's. */
   chunkSeconds?: number;
   blockFrames: number;
@@ -46,7 +48,7 @@ export async function runPlannedChain(
   const geometry = chunkGeometry(stageCtx.sampleRate, stageCtx.channels, opts.chunkSeconds);
   const chains = Math.ceil(opts.totalFrames / geometry.frames);
   const threads = Math.min(opts.threads, chains);
-  const { chunked, joined } = splitPlan({ ...plan, stages: plan.stages.filter((s) => s !== 'normalize') }, opts.neuralSeparation);
+  const { chunked, joined } = splitPlan({ ...plan, stages: plan.stages.filter((s) => s !== 'normalize') }, opts.neuralSeparation, opts.learnedDereverb);
   const timed = (stages: AudioStage[]) => (opts.profile ? stages.map((s) => new TimedStage(s, opts.profile!)) : stages);
   // Sequential: one thread asked for, a file shorter than two chunks (a thread's start-up and the lead-in would
   // cost more than they save), or nothing that can run in chunks.
@@ -55,8 +57,8 @@ export async function runPlannedChain(
     const r = await runChain(timed(built.stages), source, sink, ctx, { totalFrames: opts.totalFrames });
     return { ...r, engines: built.engines, notes: built.notes, threads: 1 };
   }
-  // Built here only to name the engines (the workers build their own per chunk); the joined part runs here.
-  const named = await buildStages(chunked, stageCtx);
+  // The chunked stages are named by the first chunk's build (ChunkWorkers.built): building them here only to name them
+  // loaded every model once more in this thread (DeepFilterNet3: 0.6 GB held idle for the whole run).
   const rest = await buildStages({ ...joined, stages: [...joined.stages, ...(plan.stages.includes('normalize') ? ['normalize' as const] : [])] }, stageCtx);
   const { signal: _signal, separationEngines: _engines, ...data } = stageCtx;
   const workers = new ChunkWorkers(threads, { plan: chunked, stages: data, blockFrames: opts.blockFrames }, ctx.signal);
@@ -65,6 +67,7 @@ export async function runPlannedChain(
     const stream = chunkedStream(source, (job) => workers.run(job), { geometry, inFlight: threads + 1, blockFrames: opts.blockFrames });
     const r = await runChain(timed(rest.stages), stream, sink, ctx, { totalFrames: opts.totalFrames });
     opts.profile?.set(`chunked (${chunked.stages.join('+')}) on ${threads} threads, wall`, performance.now() - started);
+    const named = workers.built ?? { engines: [], notes: {} };
     return { ...r, engines: [...named.engines, ...rest.engines], notes: { ...named.notes, ...rest.notes }, threads };
   } finally {
     await workers.close();

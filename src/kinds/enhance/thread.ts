@@ -9,7 +9,7 @@ import { aimedNormalize, LimiterAimPass, type LoudnessAim } from '../../engines/
 import { DecayStats, type DenoiserPreference, type DenoiserProblems } from '../../engines/enhance/engine-choice.js';
 import { onnxDenoiserAvailable } from '../../engines/enhance/onnx-denoise.js';
 import { deepFilterAvailable } from '../../engines/enhance/deepfilter-stage.js';
-import type { DereverbPreference } from '../../engines/enhance/learned-dereverb.js';
+import { learnedDereverbWouldRun, type DereverbPreference } from '../../engines/enhance/learned-dereverb.js';
 import type { SeparationEngine } from '../../engines/separation/engine.js';
 import { SpectrumAnalysis } from '../../engines/enhance/eq.js';
 import { MusicDetector } from '../../engines/enhance/music-detect.js';
@@ -161,6 +161,10 @@ export async function runEnhance(
   };
   const chainOpts: PlannedChainOptions = {
     threads: chunkThreads(run.threads), totalFrames: job.totalFrames, neuralSeparation: separationEngines.length > 0,
+    learnedDereverb: plan.stages.includes('dereverb') && !plan.echo && learnedDereverbWouldRun(models, {
+      channels: job.channels, preference: job.dereverb ?? 'auto', ...(env.executionProviders ? { executionProviders: env.executionProviders } : {}),
+      ...(job.dereverbCpuMaxSeconds !== undefined ? { inputSeconds: job.totalFrames / job.sampleRate, cpuMaxSeconds: job.dereverbCpuMaxSeconds } : {}),
+    }),
     blockFrames: BLOCK_SECONDS * job.sampleRate, ...(run.chunkSeconds ? { chunkSeconds: run.chunkSeconds } : {}), ...(run.profile ? { profile: run.profile } : {}),
   };
   // MP3 as LAME VBR V2: constant-bitrate LAME takes 0.3-0.5 dB off the level normalize just set.

@@ -101,6 +101,10 @@ describe('chunked enhancement (parallel.ts)', () => {
     const neural = splitPlan(planEnhancement(new Set<EnhanceFlag>(['mouth_sounds', 'remove_background_audio']), null), true);
     expect(neural.chunked.stages).toEqual(['declick']);
     expect(neural.joined.stages).toEqual(['separate', 'denoise']);
+    // The learned dereverberation (2.3 GB an instance) runs once on the joined stream, like a neural vocal model.
+    const learned = splitPlan(plan, false, true);
+    expect(learned.chunked.stages).toEqual(['declick', 'denoise']);
+    expect(learned.joined.stages).toEqual(['dereverb', 'long_silences', 'autoeq', 'normalize']);
   });
 
   it('joins with a raised-cosine crossfade that sums to one', () => {
