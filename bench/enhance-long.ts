@@ -22,7 +22,8 @@ import type { EnhanceFlag } from '../src/engines/enhance/chain.js';
 import { machine, peakRssMb, root } from './lib.js';
 
 const SPEECH = `${root}../shared/corpus/speech/conversational/pyannote_ami_dev00.wav`;
-const MODELS = `${root}../shared/corpus/models`;
+// MODELS_DIR=harness/models (harness/real-models.sh) adds the real DeepFilterNet3, which auto then runs.
+const MODELS = process.env.MODELS_DIR ?? `${root}../shared/corpus/models`;
 const RATE = 16000;
 const RESULTS = `${root}bench/results/enhance-long.md`;
 /** Every flag: all of them but autoid (what an empty request means) and keep_music (it overrides remove_background_audio). */
