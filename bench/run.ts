@@ -16,10 +16,8 @@ import { benchAsrCost } from './asr-cost.js';
 import { benchSeparationQuality } from './separation-quality.js';
 import { benchSeparationCost } from './separation-cost.js';
 import { benchEnhanceLong } from './enhance-long.js';
-import { benchEnhanceLong } from './enhance-long.js';
 
 const all: Record<string, () => Promise<string>> = { http: benchHttp, tts: benchTts, podcast: benchPodcast, 'podcast-audio': benchPodcastAudio, separation: () => benchSeparation(), enhance: benchEnhance, 'enhance-fillers': benchFillers, scaleout: benchScaleout, 'separation-honesty': benchSeparationHonesty, 'separation-remixes': () => benchSeparationRemixes(), 'neural-cost': benchNeuralCost, 'tts-cost': benchTtsCost, 'asr-cost': benchAsrCost, llm: benchLlm, 'separation-quality': () => benchSeparationQuality(), 'separation-cost': benchSeparationCost, dereverb: () => import('./dereverb.js').then((m) => m.benchDereverb()), 'enhance-autoid': () => import('./enhance-autoid.js').then((m) => m.benchEnhanceAutoid()) };
-all['enhance-long'] = benchEnhanceLong;
 all['enhance-long'] = benchEnhanceLong;
 // Benchmark names come first; from the first `--option` on, the arguments are the benchmarks' own (they read argv).
 const args = process.argv.slice(2).filter((a) => a !== '--');
