@@ -14,7 +14,7 @@ import { NormalizeStage } from '../src/engines/enhance/normalize.js';
 import { aimedNormalize, LimiterAimPass } from '../src/engines/enhance/loudness-aim.js';
 import { siSdr, stoi10k } from '../src/engines/enhance/metrics.js';
 import { OnnxDenoiseStage, onnxDenoiserAvailable } from '../src/engines/enhance/onnx-denoise.js';
-import { StreamResampler } from '../src/engines/enhance/resampler.js';
+import { StreamResampler } from '../src/media/dsp/resample.js';
 import { LongSilenceStage } from '../src/engines/enhance/silences.js';
 import { blocksOf, processWhole, runAnalysis, runChain, type AudioStage } from '../src/engines/enhance/stage.js';
 import { SileroVad, sileroModelPath, VadTracker, WebRtcVad } from '../src/engines/enhance/vad.js';

@@ -1,5 +1,5 @@
 import type { AudioData } from '../../media/audio.js';
-import { hann, nextPow2, StftProcessor } from './fft.js';
+import { hann, nextPow2, StftProcessor } from '../../media/dsp/stft-stream.js';
 import { LatencyTrim, type AudioStage } from './stage.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { AudioData } from '../../media/audio.js';
 import type { AnalysisPass } from './stage.js';
-import { hann, nextPow2, RealFFT } from './fft.js';
+import { hann, nextPow2, RealFFT } from '../../media/dsp/stft-stream.js';
 
 /**
  * Music presence for autoid, in one streamed pass with bounded memory.

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { AudioData } from '../../media/audio.js';
 import { verifiedModelSync, type ModelSource } from '../../models/verified.js';
-import { RealFFT, sqrtHann, StftProcessor } from './fft.js';
-import { StreamResampler } from './resampler.js';
+import { RealFFT, sqrtHann, StftProcessor } from '../../media/dsp/stft-stream.js';
+import { StreamResampler } from '../../media/dsp/resample.js';
 import { LatencyTrim, type AudioStage } from './stage.js';
 
 /**

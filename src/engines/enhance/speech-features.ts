@@ -1,6 +1,6 @@
 import type { AudioData } from '../../media/audio.js';
-import { hann, RealFFT } from './fft.js';
-import { StreamResampler } from './resampler.js';
+import { hann, RealFFT } from '../../media/dsp/stft-stream.js';
+import { StreamResampler } from '../../media/dsp/resample.js';
 
 /**
  * Frame features for disfluency detection, computed on 16 kHz mono whatever the input: level,

@@ -1,7 +1,7 @@
 import * as ort from 'onnxruntime-node';
 import type { AudioData } from '../../media/audio.js';
 import { verifiedModelSync, type ModelSource } from '../../models/verified.js';
-import { StreamResampler } from './resampler.js';
+import { StreamResampler } from '../../media/dsp/resample.js';
 import type { AudioStage } from './stage.js';
 import { pitch, PitchWork } from './speech-features.js';
 
