@@ -7,9 +7,9 @@
  * - `fast` (resample(), 16 zero crossings, cutoff at the Nyquist): in-band error about -95 dB, but the transition band
  *   straddles the Nyquist, so a tone at 1.1x the output Nyquist comes through at about -28 dB. Joins voices and feeds
  *   separation models, whose streaming context (engines/separation/onnx/stream.ts) is sized for this width.
- * - `high` (StreamResampler.create, the enhancement stages: 36 zero crossings, cutoff at 0.92 of the Nyquist, the
- *   shape of the Speex resampler's quality 5 that the stages used before): flat to about 0.85 of the Nyquist, aliases
- *   and images about -80 dB and below.
+ * - `high` (StreamResampler.create, the enhancement stages: 36 zero crossings, cutoff at 0.92 of the Nyquist, close
+ *   to the Speex quality-5 filter the stages used before): flat to about 0.85 of the Nyquist; a tone at 1.1x the
+ *   Nyquist is rejected by about 110 dB, as Speex did (bench/results/dsp-core.md).
  *
  * StreamResampler takes any number of frames per call and gives every output sample as soon as the input it needs
  * has arrived; flush() gives the rest, for a total of round(inputFrames * outRate / inRate). Whatever the block
