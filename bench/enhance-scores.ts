@@ -24,7 +24,7 @@ import { decodeWav, encodeWav } from '../src/media/wav.js';
 import { DENOISER_PREFERENCES, createChosenDenoiser } from '../src/engines/enhance/engine-choice.js';
 import { DereverbStage } from '../src/engines/enhance/dereverb.js';
 import { stoi10k } from '../src/engines/enhance/metrics.js';
-import { StreamResampler } from '../src/engines/enhance/resampler.js';
+import { StreamResampler } from '../src/media/dsp/resample.js';
 import { processWhole, type AudioStage } from '../src/engines/enhance/stage.js';
 import type { EnhanceFlag } from '../src/engines/enhance/chain.js';
 import { runEnhance } from '../src/kinds/enhance/thread.js';

@@ -84,6 +84,7 @@ describe('NIST SPHERE through the API', () => {
     const out = await download(done.data.output, 'enhanced-shorten');
     const info = await probeMedia(out, { ffprobe: tools.ffprobe });
     expect(info.hasAudio).toBe(true);
+    expect(info.codec).toMatch(/^pcm_/); // Shorten is lossless: WAV out, not MP3
     expect(Math.abs(info.durationSeconds - seconds)).toBeLessThan(0.1);
     expect(Math.abs((await measureLoudness(out, { ffmpeg: tools.ffmpeg })).integrated + 16)).toBeLessThan(0.5);
   }, 300_000);

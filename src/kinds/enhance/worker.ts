@@ -17,7 +17,8 @@ import type { DereverbPreference } from '../../engines/enhance/learned-dereverb.
 import type { JobContext, JobOutcome, TaskHandler } from '../../jobs/handler.js';
 
 // Every PCM variant (pcm_u8, pcm_s24be, pcm_f64le, pcm_alaw...) is the WAV/AIFF family; these are the other lossless codecs.
-const LOSSLESS = new Set(['flac', 'alac', 'wavpack', 'tta', 'ape', 'truehd', 'mlp']);
+// shorten: NIST SPHERE's lossless compression (TIMIT, Switchboard): a Shorten .sph comes back as WAV, not MP3.
+const LOSSLESS = new Set(['flac', 'alac', 'wavpack', 'tta', 'ape', 'truehd', 'mlp', 'shorten']);
 
 /** Output in the input's family: FLAC stays FLAC, other lossless becomes WAV, everything else MP3. */
 export function outputFormatFor(codec: string): 'mp3' | 'wav' | 'flac' {
