@@ -2,7 +2,7 @@ import type { AudioData } from '../../media/audio.js';
 import { jsFftProvider, type FftProvider, type RealFft } from '../../media/dsp/fft.js';
 import { hannWindow } from '../../media/dsp/stft.js';
 import type { Biquad } from './loudness.js';
-import type { AnalysisPass } from './stage.js';
+import { MonoFrames, type AnalysisPass } from './stage.js';
 
 /**
  * Mains hum: a line at 50 or 60 Hz and its harmonics that stays put for the whole recording. The long-term power
@@ -29,8 +29,8 @@ export interface HumProfile {
 export class HumDetector implements AnalysisPass<HumProfile> {
   private readonly fft: RealFft;
   private readonly win: Float32Array;
-  private readonly buf: Float32Array;
-  private fill = 0;
+  // Half-overlapping frames: a short file still gives the long-term average enough frames to be smooth.
+  private readonly framer: MonoFrames;
   private readonly re: Float32Array;
   private readonly im: Float32Array;
   private readonly frame: Float32Array;
@@ -45,7 +45,7 @@ export class HumDetector implements AnalysisPass<HumProfile> {
     while (size < sampleRate / 3) size *= 2;
     this.fft = fft.create(size);
     this.win = hannWindow(size);
-    this.buf = new Float32Array(size);
+    this.framer = new MonoFrames(size, size / 2, (buf) => this.analyze(buf));
     this.re = new Float32Array(size / 2 + 1);
     this.im = new Float32Array(size / 2 + 1);
     this.frame = new Float32Array(size);
@@ -55,33 +55,11 @@ export class HumDetector implements AnalysisPass<HumProfile> {
   }
 
   push(block: AudioData): void {
-    const chs = block.channels;
-    const n = chs[0]?.length ?? 0;
-    const size = this.fft.size;
-    const g = 1 / chs.length;
-    for (let i = 0; i < n;) {
-      const take = Math.min(n - i, size - this.fill);
-      if (chs.length === 1) this.buf.set(chs[0]!.subarray(i, i + take), this.fill);
-      else {
-        for (let k = 0; k < take; k++) {
-          let v = 0;
-          for (let c = 0; c < chs.length; c++) v += chs[c]![i + k]!;
-          this.buf[this.fill + k] = v * g;
-        }
-      }
-      this.fill += take;
-      i += take;
-      if (this.fill === size) {
-        // Half-overlapping frames: a short file still gives the long-term average enough frames to be smooth.
-        this.analyze();
-        this.buf.copyWithin(0, size / 2);
-        this.fill = size / 2;
-      }
-    }
+    this.framer.push(block);
   }
 
-  private analyze(): void {
-    const { fft, win, buf, frame, re, im, acc } = this;
+  private analyze(buf: Float32Array): void {
+    const { fft, win, frame, re, im, acc } = this;
     for (let i = 0; i < fft.size; i++) frame[i] = buf[i]! * win[i]!;
     fft.forward(frame, re, im);
     for (let k = 0; k < acc.length; k++) acc[k] = acc[k]! + (re[k]! ** 2 + im[k]! ** 2) * this.scale;

@@ -1,7 +1,7 @@
 import type { AudioData } from '../../media/audio.js';
 import { jsFftProvider, type FftProvider, type RealFft } from '../../media/dsp/fft.js';
 import { hannWindow } from '../../media/dsp/stft.js';
-import { FrameLevels, type AnalysisPass } from './stage.js';
+import { FrameLevels, MonoFrames, type AnalysisPass } from './stage.js';
 
 /**
  * What autoid listens for before it plans (chain.ts): the noise floor under the speech and its spectrum (broadband
@@ -137,8 +137,8 @@ export class NoiseFloorAnalysis implements AnalysisPass<NoiseProfile> {
   private readonly fft: RealFft;
   private readonly win: Float32Array;
   private readonly winPower: number;
-  private readonly buf: Float32Array;
-  private fill = 0;
+  // Frames side by side, no overlap: quantiles need no more, at half the FFTs.
+  private readonly framer: MonoFrames;
   private readonly re: Float32Array;
   private readonly im: Float32Array;
   private readonly frame: Float32Array;
@@ -158,7 +158,7 @@ export class NoiseFloorAnalysis implements AnalysisPass<NoiseProfile> {
     this.fft = fft.create(size);
     this.win = hannWindow(size);
     this.winPower = this.win.reduce((a, w) => a + w * w, 0) / size;
-    this.buf = new Float32Array(size);
+    this.framer = new MonoFrames(size, size, (buf) => this.analyze(buf));
     this.re = new Float32Array(size / 2 + 1);
     this.im = new Float32Array(size / 2 + 1);
     this.frame = new Float32Array(size);
@@ -179,32 +179,11 @@ export class NoiseFloorAnalysis implements AnalysisPass<NoiseProfile> {
 
   push(block: AudioData): void {
     this.clips.push(block);
-    const chs = block.channels;
-    const n = chs[0]?.length ?? 0;
-    const size = this.fft.size;
-    const g = 1 / chs.length;
-    for (let i = 0; i < n;) {
-      const take = Math.min(n - i, size - this.fill);
-      if (chs.length === 1) this.buf.set(chs[0]!.subarray(i, i + take), this.fill);
-      else {
-        for (let k = 0; k < take; k++) {
-          let v = 0;
-          for (let c = 0; c < chs.length; c++) v += chs[c]![i + k]!;
-          this.buf[this.fill + k] = v * g;
-        }
-      }
-      this.fill += take;
-      i += take;
-      if (this.fill === size) {
-        // Frames side by side, no overlap: quantiles need no more, at half the FFTs.
-        this.analyze();
-        this.fill = 0;
-      }
-    }
+    this.framer.push(block);
   }
 
-  private analyze(): void {
-    const { fft, win, buf, frame, re, im, bandPow } = this;
+  private analyze(buf: Float32Array): void {
+    const { fft, win, frame, re, im, bandPow } = this;
     const N = fft.size;
     for (let i = 0; i < N; i++) frame[i] = buf[i]! * win[i]!;
     fft.forward(frame, re, im);

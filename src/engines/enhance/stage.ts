@@ -234,6 +234,43 @@ export class FrameLevels {
 }
 
 /**
+ * Cuts the channel mean of a stream into frames of `size` samples, one every `hop`, and hands each to `onFrame` (the
+ * buffer is reused: read it before returning). The framing of the analysis passes (detect.ts, detect-hum.ts).
+ */
+export class MonoFrames {
+  private readonly buf: Float32Array;
+  private fill = 0;
+
+  constructor(private readonly size: number, private readonly hop: number, private readonly onFrame: (frame: Float32Array) => void) {
+    this.buf = new Float32Array(size);
+  }
+
+  push(block: AudioData): void {
+    const chs = block.channels;
+    const n = chs[0]?.length ?? 0;
+    const g = 1 / chs.length;
+    for (let i = 0; i < n;) {
+      const take = Math.min(n - i, this.size - this.fill);
+      if (chs.length === 1) this.buf.set(chs[0]!.subarray(i, i + take), this.fill);
+      else {
+        for (let k = 0; k < take; k++) {
+          let v = 0;
+          for (let c = 0; c < chs.length; c++) v += chs[c]![i + k]!;
+          this.buf[this.fill + k] = v * g;
+        }
+      }
+      this.fill += take;
+      i += take;
+      if (this.fill === this.size) {
+        this.onFrame(this.buf);
+        this.buf.copyWithin(0, this.hop);
+        this.fill = this.size - this.hop;
+      }
+    }
+  }
+}
+
+/**
  * Wall time spent inside each stage, by name (milliseconds, summed over push and flush): the per-stage profile of a
  * pass (bench/enhance-long.ts). A wrapper, so no stage knows it is measured.
  */
