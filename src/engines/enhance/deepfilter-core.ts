@@ -1,6 +1,5 @@
 import type { InferenceSession } from 'onnxruntime-node';
 import { Tensor } from 'onnxruntime-node';
-import { z } from 'zod';
 import { loadFftProvider, type RealFft } from '../../media/dsp/fft.js';
 import {
   DfAnalysis, DfSynthesis, ErbFeature, UnitNormFeature, attenuationLimit, enhanceFrame, erbWidths, normAlpha,
@@ -49,57 +48,7 @@ export interface DfOptions {
   signal?: AbortSignal;
 }
 
-const bool = z.preprocess((v) => (typeof v === 'string' ? ['true', '1', 'yes', 'on'].includes(v.trim().toLowerCase()) : v), z.boolean());
-const num = z.coerce.number().finite();
-const int = z.coerce.number().int();
-
-/** The [df] and [deepfilternet] keys enhance() reads, with DfParams' and deepfilternet3.ModelParams' defaults. */
-const iniSchema = z.object({
-  df: z.object({
-    sr: int.positive().default(48000), fft_size: int.positive().default(960), hop_size: int.positive().default(480),
-    nb_erb: int.positive().default(32), nb_df: int.positive().default(96), norm_tau: num.positive().default(1),
-    lsnr_max: num.default(35), lsnr_min: num.default(-15), min_nb_erb_freqs: int.positive().default(2),
-    df_order: int.positive().default(5), df_lookahead: int.nonnegative().default(0),
-  }),
-  deepfilternet: z.object({
-    conv_lookahead: int.nonnegative().default(0), mask_pf: bool.default(false), pf_beta: num.default(0.02),
-  }),
-});
-
-/** Sections and keys of an INI text, lower-cased as Python's ConfigParser (and so DeepFilterNet's config) reads them. */
-function parseIni(text: string): Record<string, Record<string, string>> {
-  const out: Record<string, Record<string, string>> = {};
-  let section: Record<string, string> | undefined;
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
-    const head = /^\[(.+)\]$/.exec(line);
-    if (head) {
-      section = out[head[1]!.trim().toLowerCase()] ??= {};
-      continue;
-    }
-    const eq = line.search(/[=:]/);
-    if (section && eq > 0) section[line.slice(0, eq).trim().toLowerCase()] = line.slice(eq + 1).trim();
-  }
-  return out;
-}
-
-/** DfConfig from the export's config.ini. */
-export function dfConfigFromIni(text: string): DfConfig {
-  const ini = parseIni(text);
-  const parsed = iniSchema.safeParse({ df: ini.df ?? {}, deepfilternet: ini.deepfilternet ?? {} });
-  if (!parsed.success) throw new Error(`DeepFilterNet config.ini: ${parsed.error.message}`);
-  const { df, deepfilternet: net } = parsed.data;
-  const cfg: DfConfig = {
-    sampleRate: df.sr, fftSize: df.fft_size, hopSize: df.hop_size, nbErb: df.nb_erb, nbDf: df.nb_df,
-    dfOrder: df.df_order, dfLookahead: df.df_lookahead, convLookahead: net.conv_lookahead, normTau: df.norm_tau,
-    minNbErbFreqs: df.min_nb_erb_freqs, lsnrMin: df.lsnr_min, lsnrMax: df.lsnr_max, postFilter: net.mask_pf,
-    postFilterBeta: net.pf_beta,
-  };
-  checkConfig(cfg);
-  return cfg;
-}
-
+// config.ini is read by deepfilter-config.ts (parseDfConfig), the one reader; the stream re-checks what it relies on.
 function checkConfig(cfg: DfConfig): void {
   if (cfg.fftSize % cfg.hopSize !== 0 || cfg.hopSize * 2 > cfg.fftSize) throw new Error(`DeepFilterNet: hop ${cfg.hopSize} must divide fft ${cfg.fftSize} at least twice`);
   if (cfg.nbDf > cfg.fftSize / 2 + 1) throw new Error(`DeepFilterNet: nb_df ${cfg.nbDf} exceeds the ${cfg.fftSize / 2 + 1} bins`);

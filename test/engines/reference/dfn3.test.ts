@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { loadFftProvider } from '../../../src/media/dsp/fft.js';
 import { DfStream, enhanceDf } from '../../../src/engines/enhance/deepfilter-core.js';
 import { erbWidths, normAlpha } from '../../../src/engines/enhance/deepfilter-features.js';
-import { compareCase, openDfn3Archive, readDfn3Case } from './dfn3.js';
+import { compareCase, openDfn3Archive, readDfn3Case, streamed } from './dfn3.js';
 import { REL_TOLERANCE, channels, compareOutput, goldenTensor, readGolden } from './golden.js';
 
 const DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'golden', 'dfn3');
@@ -64,19 +64,8 @@ describe('DeepFilterNet3 vs df.enhance.enhance (small golden dfn3)', () => {
     try {
       const x = await input();
       const whole = await enhanceDf(x, model.cfg, model.sessions, { fft });
-      const run = async (windowFrames: number, contextFrames: number, piece: number) => {
-        const stream = new DfStream(model.cfg, model.sessions, fft, { windowFrames, contextFrames });
-        const parts: Float32Array[] = [];
-        for (let i = 0; i < x.length; i += piece) parts.push(await stream.push(x.subarray(i, i + piece)));
-        parts.push(await stream.flush());
-        const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-        let at = 0;
-        for (const p of parts) {
-          out.set(p, at);
-          at += p.length;
-        }
-        return out;
-      };
+      const run = (windowFrames: number, contextFrames: number, piece: number) =>
+        streamed(new DfStream(model.cfg, model.sessions, fft, { windowFrames, contextFrames }), x, piece);
       const exact = await run(7, 1000, 1234);
       expect(exact.length).toBe(x.length);
       const e = compareOutput('windows of 7 frames, full context', [exact], [whole]);

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { z } from 'zod';
 import { loadFftProvider, type RealFft } from '../../../src/media/dsp/fft.js';
-import { DfStream, dfConfigFromIni, enhanceDf, type DfConfig, type DfSessions } from '../../../src/engines/enhance/deepfilter-core.js';
+import { DfStream, enhanceDf, type DfConfig, type DfSessions } from '../../../src/engines/enhance/deepfilter-core.js';
+import { parseDfConfig } from '../../../src/engines/enhance/deepfilter-config.js';
 import { DfAnalysis, ErbFeature, UnitNormFeature, erbWidths, normAlpha, vorbisWindow } from '../../../src/engines/enhance/deepfilter-features.js';
 import { memberByBaseName, readTarGz } from '../../../src/models/tar.js';
 import { channels, compareOutput, goldenTensor, readGolden, type Float32Tensor, type OutputError } from './golden.js';
@@ -44,7 +45,7 @@ export interface Dfn3Model {
 /** Opens the case's archive as Soundry would: members found by base name, graphs loaded from memory. */
 export async function openDfn3Archive(path: string, threads = 1): Promise<Dfn3Model> {
   const members = readTarGz(await readFile(path), { maxUnpackedBytes: 256 << 20, maxEntries: 64, maxMemberBytes: 128 << 20 });
-  const cfg = dfConfigFromIni(Buffer.from(memberByBaseName(members, 'config.ini').data).toString('utf8'));
+  const cfg = parseDfConfig(Buffer.from(memberByBaseName(members, 'config.ini').data).toString('utf8'));
   const options: ort.InferenceSession.SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' };
   const open = (name: string) => ort.InferenceSession.create(memberByBaseName(members, name).data, options);
   const [enc, erbDec, dfDec] = await Promise.all([open('enc.onnx'), open('erb_dec.onnx'), open('df_dec.onnx')]);
@@ -124,7 +125,8 @@ export async function compareCase(dir: string, opts: CompareOptions = {}): Promi
   }
 }
 
-function streamed(stream: DfStream, x: Float32Array, piece: number): Promise<Float32Array> {
+/** The stream's output for `x` pushed in pieces of `piece` samples, then flushed. */
+export function streamed(stream: DfStream, x: Float32Array, piece: number): Promise<Float32Array> {
   return (async () => {
     const parts: Float32Array[] = [];
     for (let i = 0; i < x.length; i += piece) parts.push(await stream.push(x.subarray(i, i + piece)));
