@@ -124,7 +124,8 @@ function inputs(quick: boolean, real: boolean): Input[] {
   return out.filter((i) => existsSync(join(speech, i.rel)));
 }
 
-async function to10k(x: Float32Array): Promise<Float32Array> {
+/** 16 kHz -> 10 kHz, the rate STOI works at. */
+export async function to10k(x: Float32Array): Promise<Float32Array> {
   const rs = await StreamResampler.create(1, 16000, 10000);
   const a = rs.process([x])[0]!, b = rs.flush()[0]!;
   const o = new Float32Array(a.length + b.length);

@@ -14,12 +14,11 @@ import { NormalizeStage } from '../src/engines/enhance/normalize.js';
 import { aimedNormalize, LimiterAimPass } from '../src/engines/enhance/loudness-aim.js';
 import { siSdr, stoi10k } from '../src/engines/enhance/metrics.js';
 import { OnnxDenoiseStage, onnxDenoiserAvailable } from '../src/engines/enhance/onnx-denoise.js';
-import { StreamResampler } from '../src/media/dsp/resample.js';
 import { LongSilenceStage } from '../src/engines/enhance/silences.js';
 import { blocksOf, processWhole, runAnalysis, runChain, type AudioStage } from '../src/engines/enhance/stage.js';
 import { SileroVad, sileroModelPath, VadTracker, WebRtcVad } from '../src/engines/enhance/vad.js';
 import { machine, root, writeResult } from './lib.js';
-import { benchEnhanceScores } from './enhance-scores.js';
+import { benchEnhanceScores, to10k } from './enhance-scores.js';
 import { replaceSection } from './enhance-scores-table.js';
 
 /**
@@ -77,14 +76,6 @@ function condition(p: Pair): string | null {
   if (p.file.startsWith('noisy/')) return `noisy ${p.snr_db} dB`;
   if (p.file.startsWith('reverb/')) return p.noise_src ? `reverberant+noisy ${p.snr_db} dB` : 'reverberant';
   return null;
-}
-
-async function to10k(x: Float32Array): Promise<Float32Array> {
-  const rs = await StreamResampler.create(1, 16000, 10000);
-  const a = rs.process([x])[0]!, b = rs.flush()[0]!;
-  const o = new Float32Array(a.length + b.length);
-  o.set(a); o.set(b, a.length);
-  return o;
 }
 
 // The references are aligned within a sample (reverb pairs: to the direct path): take the better of lags 0/1.

@@ -1,4 +1,5 @@
 import type { InferenceSession } from 'onnxruntime-node';
+import { concatSamples } from '../../media/audio.js';
 import { Tensor } from 'onnxruntime-node';
 import { loadFftProvider, type RealFft } from '../../media/dsp/fft.js';
 import {
@@ -127,7 +128,7 @@ export class DfStream {
     while (Number.isFinite(this.windowFrames) && frames - this.lookahead - this.done >= this.windowFrames) {
       out.push(await this.run(this.done + this.windowFrames, false));
     }
-    return concat(out);
+    return concatSamples(out);
   }
 
   async flush(): Promise<Float32Array> {
@@ -137,7 +138,7 @@ export class DfStream {
     const out: Float32Array[] = [];
     const frames = this.base + this.spec.length;
     while (this.done < frames) out.push(await this.run(Math.min(frames, this.done + this.windowFrames), true));
-    const all = concat(out);
+    const all = concatSamples(out);
     // Whatever the last hops produced past the input's length is padding.
     const keep = Math.max(0, this.inputSamples - this.outputSamples);
     this.outputSamples += Math.min(keep, all.length);
@@ -248,17 +249,6 @@ function floats(t: Tensor, size: number, name: string): Float32Array {
   return t.data;
 }
 
-function concat(parts: Float32Array[]): Float32Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** Whole-signal enhancement at cfg.sampleRate, the way df.enhance.enhance does it (pad=True). */
 export async function enhanceDf(audio: Float32Array, cfg: DfConfig, sessions: DfSessions, opts: DfOptions & { fft?: RealFft } = {}): Promise<Float32Array> {
   const fft = opts.fft ?? (await loadFftProvider()).create(cfg.fftSize);
@@ -266,7 +256,7 @@ export async function enhanceDf(audio: Float32Array, cfg: DfConfig, sessions: Df
     const stream = new DfStream(cfg, sessions, fft, opts);
     const head = await stream.push(audio);
     const tail = await stream.flush();
-    return concat([head, tail]);
+    return concatSamples([head, tail]);
   } finally {
     if (!opts.fft) fft.dispose();
   }

@@ -14,7 +14,7 @@
  * (dereverb.ts), saying why.
  */
 import { z } from 'zod';
-import type { AudioData } from '../../media/audio.js';
+import { concatSamples, type AudioData } from '../../media/audio.js';
 import { loadFftProvider, type FftProvider } from '../../media/dsp/fft.js';
 import { DEREVERB_ENGINE } from '../../models/catalog-dereverb.js';
 import { MODEL_CATALOG, type ModelEntry } from '../../models/catalog.js';
@@ -105,7 +105,7 @@ export class LearnedDereverbStage implements AudioStage {
       chans.forEach((c, i) => parts[i]!.push(this.down[i]!.push(c)));
     }
     if (last) this.down.forEach((d, i) => parts[i]!.push(d.end()));
-    const joined = parts.map(concat);
+    const joined = parts.map(concatSamples);
     const want = Math.max(0, this.inputFrames - this.outputFrames);
     const have = joined[0]!.length;
     // Resampling there and back can end a sample short or long: the tail is cut or padded with silence.
@@ -120,17 +120,6 @@ export class LearnedDereverbStage implements AudioStage {
     });
     return { sampleRate: this.sampleRate, channels };
   }
-}
-
-function concat(parts: Float32Array[]): Float32Array {
-  if (parts.length === 1) return parts[0]!;
-  const o = new Float32Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    o.set(p, at);
-    at += p.length;
-  }
-  return o;
 }
 
 export interface LearnedDereverbOptions {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { z } from 'zod';
 import { loadFftProvider, type RealFft } from '../../../src/media/dsp/fft.js';
+import { concatSamples } from '../../../src/media/audio.js';
 import { DfStream, enhanceDf, type DfConfig, type DfSessions } from '../../../src/engines/enhance/deepfilter-core.js';
 import { parseDfConfig } from '../../../src/engines/enhance/deepfilter-config.js';
 import { DfAnalysis, ErbFeature, UnitNormFeature, erbWidths, normAlpha, vorbisWindow } from '../../../src/engines/enhance/deepfilter-features.js';
@@ -131,13 +132,7 @@ export function streamed(stream: DfStream, x: Float32Array, piece: number): Prom
     const parts: Float32Array[] = [];
     for (let i = 0; i < x.length; i += piece) parts.push(await stream.push(x.subarray(i, i + piece)));
     parts.push(await stream.flush());
-    const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
+    return concatSamples(parts);
   })();
 }
 
